@@ -1,0 +1,46 @@
+"""capfront: the capability frontier of a pool of LLMs.
+
+Oracle routing, debiased oracle estimates, exact cost-quality frontiers and fast
+bootstrap intervals from evaluation results shaped ``[N prompts, L models,
+G generations]``.
+"""
+
+from __future__ import annotations
+
+from ._backend import (
+    BACKENDS,
+    available_backends,
+    get_num_threads,
+    resolve_backend,
+    set_num_threads,
+)
+from .baselines import OracleResult, best_single, naive_oracle, single_models
+from .expected_max import expected_max_binomial, pass_at_k, subsample_curve
+from .io import from_count_frame, from_frame, read
+from .results import EvalResults
+from .simulate import simulate
+from .suffstats import SufficientStats, sufficient_stats
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BACKENDS",
+    "EvalResults",
+    "OracleResult",
+    "SufficientStats",
+    "available_backends",
+    "best_single",
+    "expected_max_binomial",
+    "from_count_frame",
+    "from_frame",
+    "get_num_threads",
+    "naive_oracle",
+    "pass_at_k",
+    "read",
+    "resolve_backend",
+    "set_num_threads",
+    "simulate",
+    "single_models",
+    "subsample_curve",
+    "sufficient_stats",
+]

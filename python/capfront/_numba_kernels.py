@@ -1,0 +1,274 @@
+"""Numba versions of the foundation kernels, line-for-line ports of
+``cpp/include/capfront/{suffstats,expected_max}.hpp``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._jit import njit, prange
+
+
+@njit(parallel=True)
+def _suffstats_loop(scores, mask, has_mask, cost, has_cost, latency, has_lat,
+                    successes, sum_sq, n_draws, max_score, cost_sum, lat_sum, lat_max,
+                    flags):
+    N, L, G = scores.shape
+    for n in prange(N):
+        f0 = 0
+        f1 = 0
+        f2 = 0
+        f3 = 0
+        f4 = 0
+        for l in range(L):
+            s = 0.0
+            s2 = 0.0
+            mx = -np.inf
+            cs = 0.0
+            ls = 0.0
+            lm = 0.0
+            cnt = 0
+            for g in range(G):
+                if has_mask and mask[n, l, g] == 0:
+                    continue
+                v = float(scores[n, l, g])
+                cnt += 1
+                if not np.isfinite(v):
+                    f0 += 1
+                else:
+                    if v < 0.0 or v > 1.0:
+                        f1 += 1
+                    if v != 0.0 and v != 1.0:
+                        f2 += 1
+                s += v
+                s2 += v * v
+                if v > mx:
+                    mx = v
+                if has_cost:
+                    c = cost[n, l, g]
+                    if not (c >= 0.0) or not np.isfinite(c):
+                        f3 += 1
+                    cs += c
+                if has_lat:
+                    t = latency[n, l, g]
+                    if not (t >= 0.0) or not np.isfinite(t):
+                        f4 += 1
+                    ls += t
+                    if t > lm:
+                        lm = t
+            successes[n, l] = s
+            sum_sq[n, l] = s2
+            n_draws[n, l] = cnt
+            max_score[n, l] = mx if cnt > 0 else np.nan
+            if has_cost:
+                cost_sum[n, l] = cs
+            if has_lat:
+                lat_sum[n, l] = ls
+                lat_max[n, l] = lm
+        flags[n, 0] = f0
+        flags[n, 1] = f1
+        flags[n, 2] = f2
+        flags[n, 3] = f3
+        flags[n, 4] = f4
+
+
+def suffstats_nb(scores, mask, cost, latency) -> dict:
+    N, L, G = scores.shape
+    dummy3 = np.zeros((1, 1, 1))
+    successes = np.empty((N, L))
+    sum_sq = np.empty((N, L))
+    n_draws = np.empty((N, L), np.int64)
+    max_score = np.empty((N, L))
+    cost_sum = np.empty((N, L)) if cost is not None else np.empty((1, 1))
+    lat_sum = np.empty((N, L)) if latency is not None else np.empty((1, 1))
+    lat_max = np.empty((N, L)) if latency is not None else np.empty((1, 1))
+    flags = np.zeros((N, 5), np.int64)
+    _suffstats_loop(
+        scores,
+        mask if mask is not None else np.zeros((1, 1, 1), np.uint8),
+        mask is not None,
+        cost if cost is not None else dummy3,
+        cost is not None,
+        latency if latency is not None else dummy3,
+        latency is not None,
+        successes, sum_sq, n_draws, max_score, cost_sum, lat_sum, lat_max, flags,
+    )
+    tot = flags.sum(axis=0)
+    return {
+        "successes": successes,
+        "sum_sq": sum_sq,
+        "n_draws": n_draws,
+        "max_score": max_score,
+        "cost_sum": cost_sum if cost is not None else None,
+        "latency_sum": lat_sum if latency is not None else None,
+        "latency_max": lat_max if latency is not None else None,
+        "nonfinite_scores": tot[0],
+        "out_of_range_scores": tot[1],
+        "nonbinary_scores": tot[2],
+        "bad_cost": tot[3],
+        "bad_latency": tot[4],
+    }
+
+
+@njit
+def binomial_cdf_nb(G, p, cdf):
+    """Bin(G, p) CDF into cdf[0..G] by ratio recursion from the mode."""
+    if not (p > 0.0):
+        for k in range(G + 1):
+            cdf[k] = 1.0
+        return
+    if not (p < 1.0):
+        for k in range(G):
+            cdf[k] = 0.0
+        cdf[G] = 1.0
+        return
+    m = int(math.floor((G + 1) * p))
+    m = min(max(m, 0), G)
+    r = p / (1.0 - p)
+    cdf[m] = 1.0
+    for k in range(m, G):
+        cdf[k + 1] = cdf[k] * ((G - k) / (k + 1)) * r
+    for k in range(m, 0, -1):
+        cdf[k - 1] = cdf[k] * (k / (G - k + 1)) / r
+    total = 0.0
+    for k in range(m):
+        total += cdf[k]
+    for k in range(G, m - 1, -1):
+        total += cdf[k]
+    acc = 0.0
+    for k in range(G + 1):
+        acc += cdf[k] / total
+        cdf[k] = min(acc, 1.0)
+    cdf[G] = 1.0
+
+
+@njit
+def hypergeom_cdf_nb(G, S, g, cdf):
+    """P(X <= k), k = 0..g, X ~ Hypergeom(G, S, g)."""
+    lo = max(0, g - (G - S))
+    hi = min(g, S)
+    for k in range(g + 1):
+        cdf[k] = 0.0
+    m = int(math.floor(((g + 1) * (S + 1)) / (G + 2)))
+    m = min(max(m, lo), hi)
+    cdf[m] = 1.0
+    for k in range(m, hi):
+        cdf[k + 1] = cdf[k] * ((S - k) * (g - k)) / ((k + 1) * (G - S - g + k + 1))
+    for k in range(m, lo, -1):
+        cdf[k - 1] = cdf[k] * (k * (G - S - g + k)) / ((S - k + 1) * (g - k + 1))
+    total = 0.0
+    for k in range(lo, m):
+        total += cdf[k]
+    for k in range(hi, m - 1, -1):
+        total += cdf[k]
+    acc = 0.0
+    for k in range(g + 1):
+        acc += cdf[k] / total
+        cdf[k] = min(acc, 1.0)
+    cdf[g] = 1.0
+
+
+@njit
+def _expected_max_row(p, nd):
+    L = p.shape[0]
+    G = -1
+    equal = True
+    present = 0
+    for l in range(L):
+        if nd[l] <= 0:
+            continue
+        present += 1
+        if G < 0:
+            G = nd[l]
+        elif nd[l] != G:
+            equal = False
+    if present == 0:
+        return np.nan
+    if equal:
+        cdf = np.empty(G + 1)
+        prod = np.ones(G)
+        for l in range(L):
+            if nd[l] <= 0:
+                continue
+            binomial_cdf_nb(G, p[l], cdf)
+            for k in range(G):
+                prod[k] *= cdf[k]
+        s = 0.0
+        for k in range(G):
+            s += 1.0 - prod[k]
+        return s / G
+    # ragged row: walk the distinct values of the union grid {j / G_l}
+    offset = np.zeros(L + 1, np.int64)
+    total = 0
+    for l in range(L):
+        offset[l + 1] = offset[l] + (nd[l] + 1 if nd[l] > 0 else 0)
+        if nd[l] > 0:
+            total += nd[l]
+    cdfs = np.empty(offset[L])
+    num = np.empty(total, np.int64)
+    den = np.empty(total, np.int64)
+    i = 0
+    for l in range(L):
+        if nd[l] <= 0:
+            continue
+        binomial_cdf_nb(nd[l], p[l], cdfs[offset[l] : offset[l + 1]])
+        for j in range(1, nd[l] + 1):
+            num[i] = j
+            den[i] = nd[l]
+            i += 1
+    order = np.argsort(num / den, kind="mergesort")
+    s = 0.0
+    pa = 0
+    pb = 1
+    for idx in order:
+        a = num[idx]
+        b = den[idx]
+        if a * pb == pa * b:
+            continue
+        below = 1.0
+        for l in range(L):
+            if nd[l] <= 0:
+                continue
+            below *= cdfs[offset[l] + (pa * nd[l]) // pb]
+        s += (a / b - pa / pb) * (1.0 - below)
+        pa = a
+        pb = b
+    return s
+
+
+@njit(parallel=True)
+def expected_max_binomial_nb(p, n_draws):
+    R = p.shape[0]
+    out = np.empty(R)
+    for r in prange(R):
+        out[r] = _expected_max_row(p[r], n_draws[r])
+    return out
+
+
+@njit(parallel=True)
+def _subsample_rows_nb(successes, n_draws, sizes):
+    N, L = successes.shape
+    out = np.empty((N, sizes.shape[0]))
+    for n in prange(N):
+        for j in range(sizes.shape[0]):
+            g = sizes[j]
+            cdf = np.empty(g + 1)
+            prod = np.ones(g)
+            any_cell = False
+            for l in range(L):
+                if n_draws[n, l] <= 0:
+                    continue
+                any_cell = True
+                hypergeom_cdf_nb(n_draws[n, l], successes[n, l], g, cdf)
+                for k in range(g):
+                    prod[k] *= cdf[k]
+            s = 0.0
+            for k in range(g):
+                s += 1.0 - prod[k]
+            out[n, j] = s / g if any_cell else np.nan
+    return out
+
+
+def subsample_curve_nb(successes, n_draws, sizes):
+    return _subsample_rows_nb(successes, n_draws, sizes).mean(axis=0)

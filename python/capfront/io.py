@@ -1,0 +1,237 @@
+"""Reading long tables (one row per prompt, model, generation) into ``EvalResults``.
+
+``from_frame`` takes pandas, polars or pyarrow tables; ``read`` takes CSV, Parquet
+and JSONL files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .results import EvalResults
+
+
+def _to_pandas(frame: Any) -> pd.DataFrame:
+    if isinstance(frame, pd.DataFrame):
+        return frame
+    mod = type(frame).__module__
+    if mod.startswith("polars"):
+        return frame.to_pandas()
+    if mod.startswith("pyarrow"):
+        return frame.to_pandas()
+    if hasattr(frame, "to_pandas"):
+        return frame.to_pandas()
+    if isinstance(frame, dict):
+        return pd.DataFrame(frame)
+    raise ValueError(
+        f"expected a pandas, polars or pyarrow table, got {type(frame).__name__}"
+    )
+
+
+def _need(df: pd.DataFrame, column: str | None, role: str) -> None:
+    if column is not None and column not in df.columns:
+        raise ValueError(
+            f"unknown {role} column {column!r}; the table has columns "
+            f"{list(map(str, df.columns))}"
+        )
+
+
+def _per_prompt(df: pd.DataFrame, column: str, p_codes: np.ndarray, n: int) -> np.ndarray:
+    """A label that must be constant within each prompt."""
+    values = df[column].to_numpy(dtype=object)
+    out = np.empty(n, dtype=object)
+    out[p_codes] = values
+    check = pd.Series(values).groupby(p_codes).nunique(dropna=False)
+    if (check > 1).any():
+        bad = check.index[check > 1][0]
+        raise ValueError(f"column {column!r} varies within prompt number {bad}")
+    return out
+
+
+def from_frame(
+    frame: Any,
+    *,
+    prompt: str = "prompt_id",
+    model: str = "model",
+    score: str = "score",
+    generation: str | None = "generation",
+    cost: str | None = None,
+    latency: str | None = None,
+    benchmark: str | None = None,
+    topic: str | None = None,
+    backend: str | None = None,
+) -> EvalResults:
+    """Long table -> :class:`EvalResults`.
+
+    One row per (prompt, model, generation). ``generation`` may be absent from the
+    table (then rows of the same cell are generations in table order). Cells may have
+    different numbers of generations (held with a mask) and may be missing. Duplicate
+    (prompt, model, generation) rows, unknown columns, NaN scores and empty tables
+    raise ``ValueError``.
+    """
+    df = _to_pandas(frame)
+    for col, role in ((prompt, "prompt"), (model, "model"), (score, "score"),
+                      (cost, "cost"), (latency, "latency"),
+                      (benchmark, "benchmark"), (topic, "topic")):
+        _need(df, col, role)
+    if generation is not None and generation not in df.columns:
+        if generation != "generation":
+            _need(df, generation, "generation")
+        generation = None
+    if len(df) == 0:
+        raise ValueError("the table has no rows")
+    p_codes, p_labels = pd.factorize(df[prompt], sort=False)
+    m_codes, m_labels = pd.factorize(df[model], sort=False)
+    if (p_codes < 0).any() or (m_codes < 0).any():
+        raise ValueError(f"columns {prompt!r} and {model!r} must not be empty/NaN")
+    if generation is not None:
+        gen = df[generation]
+        if gen.isna().any():
+            raise ValueError(f"column {generation!r} has missing values")
+        g_codes, _ = pd.factorize(gen, sort=True)
+        key = pd.DataFrame({"p": p_codes, "m": m_codes, "g": g_codes})
+        dup = key.duplicated()
+        if dup.any():
+            i = int(np.flatnonzero(dup.to_numpy())[0])
+            raise ValueError(
+                f"duplicate rows for (prompt, model, generation) = "
+                f"({df[prompt].iloc[i]!r}, {df[model].iloc[i]!r}, "
+                f"{df[generation].iloc[i]!r}); {int(dup.sum())} duplicate row(s) in all"
+            )
+        order = np.lexsort((g_codes, m_codes, p_codes))
+    else:
+        order = np.lexsort((m_codes, p_codes))
+    # position of each row within its (prompt, model) cell, generations in order
+    cell = p_codes[order].astype(np.int64) * len(m_labels) + m_codes[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(cell)) + 1]
+    run = np.repeat(starts, np.diff(np.r_[starts, len(cell)]))
+    pos = np.empty(len(df), dtype=np.int64)
+    pos[order] = np.arange(len(cell)) - run
+    N, L, G = len(p_labels), len(m_labels), int(pos.max()) + 1
+
+    def dense(col: str, what: str) -> np.ndarray:
+        values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.isnan(values) & df[col].notna().to_numpy()
+        if bad.any():
+            raise ValueError(f"column {col!r} ({what}) has non-numeric values")
+        if np.isnan(values).any():
+            raise ValueError(
+                f"column {col!r} ({what}) has {int(np.isnan(values).sum())} missing "
+                "value(s)"
+            )
+        out = np.zeros((N, L, G), dtype=np.float64)
+        out[p_codes, m_codes, pos] = values
+        return out
+
+    scores = dense(score, "score")
+    mask = None
+    if len(df) != N * L * G:
+        mask = np.zeros((N, L, G), dtype=bool)
+        mask[p_codes, m_codes, pos] = True
+    scores_arr: np.ndarray = scores
+    if set(np.unique(scores)) <= {0.0, 1.0}:
+        scores_arr = scores.astype(np.uint8)
+    return EvalResults.from_arrays(
+        scores_arr,
+        mask=mask,
+        cost=None if cost is None else dense(cost, "cost"),
+        latency=None if latency is None else dense(latency, "latency"),
+        models=np.asarray(m_labels, dtype=object).astype(str),
+        prompts=np.asarray(p_labels, dtype=object),
+        benchmark=None if benchmark is None else _per_prompt(df, benchmark, p_codes, N),
+        topic=None if topic is None else _per_prompt(df, topic, p_codes, N),
+        backend=backend,
+    )
+
+
+def from_count_frame(
+    frame: Any,
+    *,
+    prompt: str = "prompt_id",
+    model: str = "model",
+    successes: str = "n_correct",
+    n_draws: str = "n_samples",
+    cost: str | None = None,
+    latency: str | None = None,
+    benchmark: str | None = None,
+    topic: str | None = None,
+) -> EvalResults:
+    """Count table (one row per prompt and model: correct of drawn) ->
+    :class:`EvalResults`; missing (prompt, model) pairs are cells not run."""
+    df = _to_pandas(frame)
+    for col, role in ((prompt, "prompt"), (model, "model"), (successes, "successes"),
+                      (n_draws, "n_draws"), (cost, "cost"), (latency, "latency"),
+                      (benchmark, "benchmark"), (topic, "topic")):
+        _need(df, col, role)
+    if len(df) == 0:
+        raise ValueError("the table has no rows")
+    p_codes, p_labels = pd.factorize(df[prompt], sort=False)
+    m_codes, m_labels = pd.factorize(df[model], sort=False)
+    key = pd.DataFrame({"p": p_codes, "m": m_codes})
+    if key.duplicated().any():
+        i = int(np.flatnonzero(key.duplicated().to_numpy())[0])
+        raise ValueError(
+            f"duplicate rows for (prompt, model) = ({df[prompt].iloc[i]!r}, "
+            f"{df[model].iloc[i]!r})"
+        )
+    N, L = len(p_labels), len(m_labels)
+    S = np.zeros((N, L))
+    G = np.zeros((N, L))
+    S[p_codes, m_codes] = df[successes].to_numpy(dtype=np.float64)
+    G[p_codes, m_codes] = df[n_draws].to_numpy(dtype=np.float64)
+
+    def cells(col: str | None) -> np.ndarray | None:
+        if col is None:
+            return None
+        out = np.zeros((N, L))
+        out[p_codes, m_codes] = df[col].to_numpy(dtype=np.float64)
+        return out
+
+    return EvalResults.from_counts(
+        S, G, cost=cells(cost), latency=cells(latency),
+        models=np.asarray(m_labels, dtype=object).astype(str),
+        prompts=np.asarray(p_labels, dtype=object),
+        benchmark=None if benchmark is None else _per_prompt(df, benchmark, p_codes, N),
+        topic=None if topic is None else _per_prompt(df, topic, p_codes, N),
+    )
+
+
+def read_table(path: str | Path, *, format: str | None = None) -> pd.DataFrame:
+    """CSV, Parquet or JSONL file -> pandas DataFrame (format from the suffix)."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"{path}: no such file")
+    fmt = (format or path.suffix.lstrip(".")).lower()
+    if fmt in ("csv", "tsv", "txt"):
+        return pd.read_csv(path, sep="\t" if fmt == "tsv" else ",")
+    if fmt in ("parquet", "pq"):
+        return pd.read_parquet(path)
+    if fmt in ("jsonl", "ndjson"):
+        return pd.read_json(path, lines=True)
+    if fmt == "json":
+        return pd.read_json(path)
+    raise ValueError(f"{path}: unknown format {fmt!r} (use csv, parquet or jsonl)")
+
+
+def read(path: str | Path, *, format: str | None = None, **columns: Any) -> EvalResults:
+    """Read a long table from CSV, Parquet or JSONL into :class:`EvalResults`.
+
+    ``columns`` are the keyword arguments of :func:`from_frame` (``prompt=``,
+    ``model=``, ``score=``, ...). With ``successes=``/``n_draws=`` column names (or a
+    table that has ``n_correct`` and ``n_samples`` and no ``score``) the file is
+    read as a count table.
+    """
+    df = read_table(path, format=format)
+    try:
+        if "successes" in columns or "n_draws" in columns or (
+            "score" not in columns and "score" not in df.columns
+            and {"n_correct", "n_samples"} <= set(df.columns)
+        ):
+            return from_count_frame(df, **columns)
+        return from_frame(df, **columns)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None

@@ -1,0 +1,416 @@
+"""``EvalResults``: evaluation results of L models on N prompts with G generations,
+held as per-cell sufficient statistics (SPEC 1)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._validate import (
+    as_float_array,
+    as_int_array,
+    check_nonnegative,
+    labels,
+    unique_labels,
+)
+from .suffstats import SufficientStats, sufficient_stats
+
+
+class EvalResults:
+    """Scores of ``L`` models on ``N`` prompts, ``G[n, l]`` generations per cell.
+
+    Build with :meth:`from_arrays`, :meth:`from_counts`, :meth:`from_frame` or
+    :func:`capfront.read`. Estimators use the ``(N, L)`` statistics:
+    ``successes[n, l] = sum_g phi[n, l, g]`` and ``n_draws[n, l] = G[n, l]``;
+    ``p_hat = successes / n_draws``. A cell with ``n_draws == 0`` was not run.
+
+    Attributes
+    ----------
+    successes, n_draws : (N, L) arrays
+    models, prompts : label arrays
+    benchmark, topic : per-prompt label arrays or ``None``
+    mean_cost, mean_latency : (N, L) mean per generation, or ``None``
+    is_binary : whether every score is 0 or 1
+    truth_p : (N, L) true success probabilities (simulated data only)
+    """
+
+    def __init__(
+        self,
+        stats: SufficientStats,
+        *,
+        models: Sequence[str] | np.ndarray | None = None,
+        prompts: Sequence[object] | np.ndarray | None = None,
+        benchmark: Sequence[str] | np.ndarray | None = None,
+        topic: Sequence[object] | np.ndarray | None = None,
+        is_binary: bool | None = None,
+        scores: np.ndarray | None = None,
+        mask: np.ndarray | None = None,
+        latency: np.ndarray | None = None,
+        truth_p: np.ndarray | None = None,
+        truth: dict[str, Any] | None = None,
+    ) -> None:
+        N, L = stats.successes.shape
+        if N == 0:
+            raise ValueError("no prompts: the data is empty")
+        if L == 0:
+            raise ValueError("no models: the data is empty")
+        self._stats = stats
+        self.models = labels(
+            models if models is not None else stats.models, L, "models", "model_"
+        )
+        self.prompts = labels(
+            prompts if prompts is not None else stats.prompts, N, "prompts", ""
+        )
+        unique_labels(self.models, "models")
+        unique_labels(self.prompts, "prompts")
+        self.benchmark = labels(benchmark, N, "benchmark")
+        self.topic = labels(topic, N, "topic")
+        self.is_binary = stats.is_binary if is_binary is None else bool(is_binary)
+        self.scores = scores
+        self.mask = mask
+        self.latency = latency
+        self.truth_p = truth_p
+        self.truth = truth or {}
+        if not (stats.n_draws > 0).any(axis=1).all():
+            bad = np.flatnonzero(~(stats.n_draws > 0).any(axis=1))[:3]
+            raise ValueError(
+                f"prompt(s) {[self.prompts[i] for i in bad]} have no result for any model"
+            )
+
+    # ------------------------------------------------------------------ builders
+    @classmethod
+    def from_arrays(
+        cls,
+        scores: np.ndarray,
+        *,
+        cost: np.ndarray | None = None,
+        latency: np.ndarray | None = None,
+        mask: np.ndarray | None = None,
+        models: Sequence[str] | None = None,
+        prompts: Sequence[object] | None = None,
+        benchmark: Sequence[str] | None = None,
+        topic: Sequence[object] | None = None,
+        backend: str | None = None,
+        keep_scores: bool = True,
+    ) -> EvalResults:
+        """From a score tensor ``(N, L, G)`` (or ``(N, L)`` for one generation).
+
+        ``cost`` and ``latency`` are shaped like ``scores``, ``(N, L)`` (per cell)
+        or ``(L,)`` (per model). ``mask`` (like ``scores``, bool) marks valid draws
+        for ragged generations; a cell with no valid draw means "not run".
+        """
+        raw = np.asarray(scores)
+        if raw.dtype.kind not in "biuf":
+            raise ValueError(f"scores must be numeric or boolean, got dtype {raw.dtype}")
+        if raw.ndim == 2:
+            raw = raw[:, :, None]
+            mask = None if mask is None else np.asarray(mask)[:, :, None]
+        if raw.ndim != 3:
+            raise ValueError(f"scores must be shaped (N, L, G) or (N, L), got {raw.shape}")
+        if raw.size == 0:
+            raise ValueError(f"scores is empty (shape {raw.shape})")
+        N, L, G = raw.shape
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.dtype != np.bool_:
+                raise ValueError(f"mask must be boolean, got dtype {mask.dtype}")
+            if mask.shape != raw.shape:
+                raise ValueError(f"mask must be shaped {raw.shape}, got {mask.shape}")
+        full_cost, cell_cost = _split_per_draw(cost, raw.shape, "cost")
+        full_lat, cell_lat = _split_per_draw(latency, raw.shape, "latency")
+        stats = sufficient_stats(raw, mask, full_cost, full_lat, backend=backend)
+        _raise_flags(stats.flags)
+        if cell_cost is not None:
+            stats.cost_sum = cell_cost * stats.n_draws
+        if cell_lat is not None:
+            stats.latency_sum = cell_lat * stats.n_draws
+            stats.latency_max = np.where(stats.n_draws > 0, cell_lat, 0.0)
+        lat_draws = None
+        if keep_scores and full_lat is not None:
+            lat_draws = full_lat
+        elif keep_scores and cell_lat is not None:
+            lat_draws = np.broadcast_to(cell_lat[:, :, None], raw.shape)
+        return cls(
+            stats,
+            models=models,
+            prompts=prompts,
+            benchmark=benchmark,
+            topic=topic,
+            scores=raw if keep_scores else None,
+            mask=mask if keep_scores else None,
+            latency=lat_draws,
+        )
+
+    @classmethod
+    def from_counts(
+        cls,
+        successes: np.ndarray,
+        n_draws: np.ndarray | int,
+        *,
+        cost: np.ndarray | None = None,
+        latency: np.ndarray | None = None,
+        models: Sequence[str] | None = None,
+        prompts: Sequence[object] | None = None,
+        benchmark: Sequence[str] | None = None,
+        topic: Sequence[object] | None = None,
+    ) -> EvalResults:
+        """From binary count tables: ``successes`` and ``n_draws`` shaped ``(N, L)``.
+
+        ``cost``/``latency``: mean per generation, ``(N, L)`` or ``(L,)``.
+        ``n_draws == 0`` marks a cell that was not run.
+        """
+        S = as_int_array(successes, "successes")
+        if S.ndim != 2:
+            raise ValueError(f"successes must be shaped (N, L), got {S.shape}")
+        if S.size == 0:
+            raise ValueError(f"successes is empty (shape {S.shape})")
+        G = as_int_array(n_draws, "n_draws")
+        try:
+            G = np.array(np.broadcast_to(G, S.shape))
+        except ValueError:
+            raise ValueError(
+                f"n_draws shaped {G.shape} does not match successes {S.shape}"
+            ) from None
+        if (G < 0).any():
+            raise ValueError("n_draws must be >= 0")
+        if (S < 0).any() or (S > G).any():
+            raise ValueError("successes must lie between 0 and n_draws in every cell")
+        Sf = S.astype(np.float64)
+        stats = SufficientStats(
+            successes=Sf,
+            sum_sq=Sf.copy(),
+            n_draws=G,
+            max_score=np.where(G > 0, (S > 0).astype(np.float64), np.nan),
+            flags={"nonbinary_scores": 0},
+        )
+        _, cell_cost = _split_per_draw(cost, (*S.shape, 1), "cost", allow_full=False)
+        _, cell_lat = _split_per_draw(latency, (*S.shape, 1), "latency", allow_full=False)
+        if cell_cost is not None:
+            stats.cost_sum = cell_cost * G
+        if cell_lat is not None:
+            stats.latency_sum = cell_lat * G
+            stats.latency_max = np.where(G > 0, cell_lat, 0.0)
+        return cls(stats, models=models, prompts=prompts, benchmark=benchmark,
+                   topic=topic, is_binary=True)
+
+    @classmethod
+    def from_stats(cls, stats: SufficientStats, **kwargs: Any) -> EvalResults:
+        """From (merged) :class:`SufficientStats`; raises on flagged bad values."""
+        _raise_flags(stats.flags)
+        return cls(stats, **kwargs)
+
+    @classmethod
+    def from_frame(cls, frame: Any, **columns: Any) -> EvalResults:
+        """From a long table (pandas, polars or pyarrow), one row per
+        (prompt, model, generation). See :func:`capfront.io.from_frame`."""
+        from .io import from_frame
+
+        return from_frame(frame, **columns)
+
+    # ------------------------------------------------------------------ views
+    @property
+    def stats(self) -> SufficientStats:
+        return self._stats
+
+    @property
+    def n_prompts(self) -> int:
+        return int(self._stats.successes.shape[0])
+
+    @property
+    def n_models(self) -> int:
+        return int(self._stats.successes.shape[1])
+
+    @property
+    def successes(self) -> np.ndarray:
+        return self._stats.successes
+
+    @property
+    def n_draws(self) -> np.ndarray:
+        return self._stats.n_draws
+
+    @property
+    def max_score(self) -> np.ndarray:
+        """Best score over each cell's generations (NaN where not run)."""
+        return self._stats.max_score
+
+    @property
+    def observed(self) -> np.ndarray:
+        """``(N, L)`` bool: the model was run on the prompt."""
+        return self._stats.n_draws > 0
+
+    @property
+    def is_complete(self) -> bool:
+        return bool(self.observed.all())
+
+    @property
+    def max_draws(self) -> int:
+        return int(self._stats.n_draws.max())
+
+    @property
+    def min_draws(self) -> int:
+        """Fewest draws of any observed cell."""
+        return int(self._stats.n_draws[self.observed].min())
+
+    @property
+    def p_hat(self) -> np.ndarray:
+        """``successes / n_draws`` (NaN where the model was not run)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.observed, self.successes / self.n_draws, np.nan)
+
+    @property
+    def has_cost(self) -> bool:
+        return self._stats.cost_sum is not None
+
+    @property
+    def has_latency(self) -> bool:
+        return self._stats.latency_sum is not None
+
+    @property
+    def mean_cost(self) -> np.ndarray | None:
+        """Mean cost of one generation per cell, ``(N, L)`` (NaN where not run)."""
+        return self._cell_mean(self._stats.cost_sum)
+
+    @property
+    def mean_latency(self) -> np.ndarray | None:
+        return self._cell_mean(self._stats.latency_sum)
+
+    def _cell_mean(self, total: np.ndarray | None) -> np.ndarray | None:
+        if total is None:
+            return None
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(self.observed, total / self.n_draws, np.nan)
+
+    def require_binary(self, what: str) -> None:
+        if not self.is_binary:
+            raise ValueError(f"{what} needs binary (0/1) scores; these are graded")
+
+    def require_complete(self, what: str) -> None:
+        if not self.is_complete:
+            missing = int((~self.observed).sum())
+            raise ValueError(
+                f"{what} needs every model run on every prompt; {missing} cell(s) are "
+                "missing (select the models/prompts with full coverage first)"
+            )
+
+    def require_draws(self, minimum: int, what: str) -> None:
+        if self.min_draws < minimum:
+            raise ValueError(
+                f"{what} needs at least {minimum} generations per cell; the data has "
+                f"as few as {self.min_draws}"
+            )
+
+    # ------------------------------------------------------------------ subsets
+    def select(
+        self,
+        prompts: np.ndarray | slice | Sequence[int] | None = None,
+        models: Sequence[str] | Sequence[int] | np.ndarray | None = None,
+    ) -> EvalResults:
+        """Subset by prompt index/mask and by model names or indices."""
+        p_idx = np.arange(self.n_prompts) if prompts is None else np.arange(
+            self.n_prompts)[prompts]
+        if models is None:
+            m_idx = np.arange(self.n_models)
+        else:
+            pos = {str(m): i for i, m in enumerate(self.models)}
+            try:
+                m_idx = np.array(
+                    [pos[str(m)] if isinstance(m, str) else int(m) for m in models],
+                    dtype=np.int64,
+                )
+            except KeyError as err:
+                raise ValueError(f"unknown model {err.args[0]!r}") from None
+        if len(p_idx) == 0 or len(m_idx) == 0:
+            raise ValueError("selection is empty")
+
+        def take(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[np.ix_(p_idx, m_idx)]
+
+        s = self._stats
+        stats = SufficientStats(
+            successes=take(s.successes), sum_sq=take(s.sum_sq),
+            n_draws=take(s.n_draws), max_score=take(s.max_score),
+            cost_sum=take(s.cost_sum), latency_sum=take(s.latency_sum),
+            latency_max=take(s.latency_max), flags=dict(s.flags),
+        )
+
+        def take3(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[p_idx][:, m_idx]
+
+        return EvalResults(
+            stats,
+            models=self.models[m_idx],
+            prompts=self.prompts[p_idx],
+            benchmark=None if self.benchmark is None else self.benchmark[p_idx],
+            topic=None if self.topic is None else self.topic[p_idx],
+            is_binary=self.is_binary,
+            scores=take3(self.scores),
+            mask=take3(self.mask),
+            latency=take3(self.latency),
+            truth_p=take(self.truth_p),
+            truth=self.truth,
+        )
+
+    def by_benchmark(self) -> dict[str, EvalResults]:
+        """One :class:`EvalResults` per benchmark label (``{"all": self}`` without)."""
+        if self.benchmark is None:
+            return {"all": self}
+        out = {}
+        for name in dict.fromkeys(self.benchmark.astype(str)):
+            out[name] = self.select(np.flatnonzero(self.benchmark.astype(str) == name))
+        return out
+
+    @property
+    def true_oracle(self) -> float | None:
+        """``mean_n max_l p[n, l]`` from ``truth_p`` (simulated data), else ``None``."""
+        if self.truth_p is None:
+            return None
+        return float(np.nanmax(self.truth_p, axis=1).mean())
+
+    def __repr__(self) -> str:
+        kind = "binary" if self.is_binary else "graded"
+        g = (f"G={self.min_draws}" if self.min_draws == self.max_draws
+             else f"G={self.min_draws}..{self.max_draws}")
+        extra = [n for n, ok in (("cost", self.has_cost), ("latency", self.has_latency),
+                                 ("benchmark", self.benchmark is not None),
+                                 ("topic", self.topic is not None)) if ok]
+        return (f"EvalResults(N={self.n_prompts}, L={self.n_models}, {g}, {kind}"
+                + (", " + ", ".join(extra) if extra else "") + ")")
+
+
+def _split_per_draw(
+    values: np.ndarray | None, shape: tuple[int, int, int], name: str,
+    allow_full: bool = True,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(per-draw array, per-cell array): exactly one is set when ``values`` is."""
+    if values is None:
+        return None, None
+    arr = as_float_array(values, name)
+    N, L, G = shape
+    check_nonnegative(arr, name)
+    if allow_full and arr.shape == shape:
+        return arr, None
+    if arr.shape == (N, L):
+        return None, arr
+    if arr.shape == (L,):
+        return None, np.broadcast_to(arr, (N, L)).copy()
+    allowed = [str(shape)] if allow_full else []
+    allowed += [str((N, L)), str((L,))]
+    raise ValueError(f"{name} must be shaped {' or '.join(allowed)}, got {arr.shape}")
+
+
+def _raise_flags(flags: dict[str, int]) -> None:
+    if flags.get("nonfinite_scores"):
+        raise ValueError(f"scores contain {flags['nonfinite_scores']} NaN or inf value(s)")
+    if flags.get("out_of_range_scores"):
+        raise ValueError(
+            f"scores must lie in [0, 1]; {flags['out_of_range_scores']} value(s) are "
+            "outside"
+        )
+    if flags.get("bad_cost"):
+        raise ValueError(f"cost has {flags['bad_cost']} negative, NaN or inf value(s)")
+    if flags.get("bad_latency"):
+        raise ValueError(
+            f"latency has {flags['bad_latency']} negative, NaN or inf value(s)"
+        )

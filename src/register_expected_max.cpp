@@ -1,0 +1,64 @@
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "capfront/expected_max.hpp"
+#include "register.hpp"
+
+namespace py = pybind11;
+using capfront_py::carray;
+using capfront_py::require;
+
+namespace {
+
+py::array_t<double> expected_max_binomial(const carray<double>& p,
+                                          const carray<std::int64_t>& n_draws) {
+    require(p.ndim() == 2, "p must be shaped (R, L)");
+    require(n_draws.ndim() == 2 && n_draws.shape(0) == p.shape(0) &&
+                n_draws.shape(1) == p.shape(1),
+            "n_draws must have the shape of p");
+    const auto R = static_cast<std::size_t>(p.shape(0));
+    const auto L = static_cast<std::size_t>(p.shape(1));
+    py::array_t<double> out(static_cast<py::ssize_t>(R));
+    const double* pp = p.data();
+    const std::int64_t* gg = n_draws.data();
+    double* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::expected_max_binomial(pp, gg, R, L, o);
+    }
+    return out;
+}
+
+py::array_t<double> subsample_curve(const carray<std::int64_t>& successes,
+                                    const carray<std::int64_t>& n_draws,
+                                    const carray<std::int64_t>& sizes) {
+    require(successes.ndim() == 2, "successes must be shaped (N, L)");
+    require(n_draws.ndim() == 2 && n_draws.shape(0) == successes.shape(0) &&
+                n_draws.shape(1) == successes.shape(1),
+            "n_draws must have the shape of successes");
+    require(sizes.ndim() == 1, "sizes must be 1-D");
+    const auto N = static_cast<std::size_t>(successes.shape(0));
+    const auto L = static_cast<std::size_t>(successes.shape(1));
+    const auto n_sizes = static_cast<std::size_t>(sizes.shape(0));
+    std::vector<double> curve;
+    const std::int64_t* s = successes.data();
+    const std::int64_t* g = n_draws.data();
+    const std::int64_t* z = sizes.data();
+    {
+        py::gil_scoped_release release;
+        curve = capfront::subsample_curve(s, g, N, L, z, n_sizes);
+    }
+    py::array_t<double> out(static_cast<py::ssize_t>(n_sizes));
+    std::copy(curve.begin(), curve.end(), out.mutable_data());
+    return out;
+}
+
+}  // namespace
+
+void register_expected_max(py::module_& m) {
+    m.def("expected_max_binomial", &expected_max_binomial, py::arg("p"), py::arg("n_draws"),
+          "E[max_l Y_l / G_l] per row, Y_l ~ Bin(G_l, p_l) (GIL released).");
+    m.def("subsample_curve", &subsample_curve, py::arg("successes"), py::arg("n_draws"),
+          py::arg("sizes"), "Exact hypergeometric subsample curve, mean over rows.");
+}
