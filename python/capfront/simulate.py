@@ -22,6 +22,8 @@ def simulate(
     mean_skill: float = 1.0,
     cost_range: tuple[float, float] = (0.1, 10.0),
     as_counts: bool | None = None,
+    model_skill: np.ndarray | None = None,
+    shared_shock: float = 0.0,
 ) -> EvalResults:
     """Simulate an evaluation with known per-cell success probabilities.
 
@@ -40,6 +42,19 @@ def simulate(
     ``as_counts`` (default: when ``N L G > 5e7``) draws ``Binomial(G, p)`` counts
     instead of keeping every generation.
 
+    ``model_skill`` (L, K) fixes ``theta`` instead of drawing it (the random stream
+    is consumed as usual, so topics and difficulties match a run without it); costs
+    then rank models by ``model_skill.mean(axis=1)``.
+
+    ``shared_shock = rho_s > 0`` makes the draws on a prompt correlated *across
+    models*: this evaluation run draws ``b[n] ~ N(0, s^2)``, ``s^2 = rho_s / (1 -
+    rho_s) * pi^2 / 3`` (``rho_s`` is the latent-scale correlation of any two draws
+    on the prompt), shared by every model and generation, and draws are
+    ``Bernoulli(logistic(logit q + b[n]))``. The truth is then the mean over re-runs,
+    ``p = E_b[logistic(logit q + b)]`` (Gauss-Hermite quadrature); the shift is
+    common to all models, so it never changes which model is best on a prompt.
+    Cannot be combined with ``within_cell_correlation``.
+
     Returns an :class:`EvalResults` with ``truth_p`` (N, L) and ``truth`` (dict of
     ``theta``, ``difficulty``, ``topic_weights``, ``model_cost``).
     """
@@ -51,6 +66,12 @@ def simulate(
         raise ValueError("within_cell_correlation must lie in [0, 1)")
     if specialisation < 0:
         raise ValueError("specialisation must be >= 0")
+    if not 0.0 <= shared_shock < 1.0:
+        raise ValueError("shared_shock must lie in [0, 1)")
+    if shared_shock > 0 and within_cell_correlation > 0:
+        raise ValueError(
+            "shared_shock and within_cell_correlation cannot be combined"
+        )
     rng = np.random.default_rng(seed)
     N, L, G, K = int(n_prompts), int(n_models), int(n_draws), int(n_topics)
     if topic_weights is None:
@@ -62,6 +83,11 @@ def simulate(
     topic = rng.choice(K, size=N, p=pi)
     base = rng.normal(mean_skill, skill_sd, size=L)
     theta = base[:, None] + specialisation * rng.normal(size=(L, K))
+    if model_skill is not None:
+        theta = np.asarray(model_skill, dtype=np.float64)
+        if theta.shape != (L, K) or not np.isfinite(theta).all():
+            raise ValueError(f"model_skill must be a finite ({L}, {K}) array")
+        base = theta.mean(axis=1)
     difficulty = rng.normal(0.0, difficulty_sd, size=N)
     q = 1.0 / (1.0 + np.exp(-(theta[:, topic].T - difficulty[:, None])))
     rho = float(within_cell_correlation)
@@ -71,6 +97,19 @@ def simulate(
         p = rng.beta(qc * conc, (1.0 - qc) * conc)
     else:
         p = q
+    shock = None
+    if shared_shock > 0:
+        shock_sd = float(np.sqrt(shared_shock / (1.0 - shared_shock) * np.pi**2 / 3))
+        shock = rng.normal(0.0, shock_sd, size=N)
+        logit_q = _logit(q)
+        run_p = 1.0 / (1.0 + np.exp(-(logit_q + shock[:, None])))
+        nodes, weights = np.polynomial.hermite_e.hermegauss(40)
+        weights = weights / weights.sum()
+        p = np.zeros_like(q)
+        for x, w in zip(nodes, weights, strict=True):
+            p += w / (1.0 + np.exp(-(logit_q + shock_sd * x)))
+    else:
+        run_p = p
     rank = np.argsort(np.argsort(base))
     lo, hi = cost_range
     model_cost = lo * (hi / lo) ** (rank / max(L - 1, 1))
@@ -80,15 +119,23 @@ def simulate(
         as_counts = N * L * G > 5e7
     truth = {"theta": theta, "difficulty": difficulty, "topic_weights": pi,
              "model_cost": model_cost, "q": q}
+    if shock is not None:
+        truth["shock"] = shock
+        truth["shock_sd"] = shock_sd
     models = [f"sim_{i}" for i in range(L)]
     if as_counts:
-        S = rng.binomial(G, p)
+        S = rng.binomial(G, run_p)
         res = EvalResults.from_counts(S, G, cost=cost, latency=latency, models=models,
                                       topic=topic)
     else:
-        draws = (rng.random((N, L, G)) < p[:, :, None]).astype(np.uint8)
+        draws = (rng.random((N, L, G)) < run_p[:, :, None]).astype(np.uint8)
         res = EvalResults.from_arrays(draws, cost=cost, latency=latency, models=models,
                                       topic=topic)
     res.truth_p = p
     res.truth = truth
     return res
+
+
+def _logit(q: np.ndarray) -> np.ndarray:
+    qc = np.clip(q, 1e-12, 1.0 - 1e-12)
+    return np.log(qc) - np.log1p(-qc)
