@@ -79,7 +79,9 @@ def simulate(
     else:
         pi = np.asarray(topic_weights, dtype=np.float64)
         if pi.shape != (K,) or (pi < 0).any() or not np.isclose(pi.sum(), 1.0):
-            raise ValueError(f"topic_weights must be {K} non-negative numbers summing to 1")
+            raise ValueError(
+                f"topic_weights must be {K} non-negative numbers summing to 1"
+            )
     topic = rng.choice(K, size=N, p=pi)
     base = rng.normal(mean_skill, skill_sd, size=L)
     theta = base[:, None] + specialisation * rng.normal(size=(L, K))
