@@ -51,22 +51,41 @@ class SufficientStats:
         return self.flags.get("nonbinary_scores", 0) == 0
 
     def merge(self, other: SufficientStats) -> SufficientStats:
-        """Combine two chunks: prompts and models are united by label; a cell seen in
-        both adds its sums and counts and takes the larger maxima."""
-        if self.prompts is None or other.prompts is None:
-            raise ValueError("merging sufficient statistics needs prompt labels")
-        if self.models is None or other.models is None:
-            raise ValueError("merging sufficient statistics needs model labels")
-        if (self.cost_sum is None) != (other.cost_sum is None):
-            raise ValueError("cannot merge chunks with and without cost")
-        if (self.latency_sum is None) != (other.latency_sum is None):
-            raise ValueError("cannot merge chunks with and without latency")
-        prompts, p_inv = np.unique(
-            np.concatenate([self.prompts, other.prompts]).astype(str), return_inverse=True
-        )
-        models = list(dict.fromkeys([*map(str, self.models), *map(str, other.models)]))
-        m_index = {m: i for i, m in enumerate(models)}
-        shape = (len(prompts), len(models))
+        """Combine two chunks (see :meth:`concat`)."""
+        return SufficientStats.concat([self, other])
+
+    @staticmethod
+    def concat(parts: list[SufficientStats]) -> SufficientStats:
+        """Combine chunks in one pass: prompts and models are united by label (in order
+        of first appearance); a cell seen in several chunks adds its sums and counts
+        and takes the larger maxima. Exact for counts; float sums are added in chunk
+        order."""
+        parts = list(parts)
+        if not parts:
+            raise ValueError("no chunks to combine")
+        for part in parts:
+            if part.prompts is None or part.models is None:
+                raise ValueError("combining sufficient statistics needs prompt and "
+                                 "model labels")
+        for name in ("cost_sum", "latency_sum"):
+            if len({getattr(part, name) is None for part in parts}) > 1:
+                raise ValueError(f"cannot combine chunks with and without {name[:-4]}")
+        import pandas as pd
+
+        p_codes, prompts = pd.factorize(
+            np.concatenate([np.asarray(part.prompts, dtype=object) for part in parts]))
+        m_codes, models = pd.factorize(
+            np.concatenate([np.asarray(part.models, dtype=object) for part in parts]))
+        N, L = len(prompts), len(models)
+        rows, cols = [], []
+        p_off = m_off = 0
+        for part in parts:
+            n, m = part.successes.shape
+            rows.append(p_codes[p_off : p_off + n])
+            cols.append(m_codes[m_off : m_off + m])
+            p_off += n
+            m_off += m
+        disjoint = p_off == N  # no prompt in two chunks: plain placement
         out: dict[str, np.ndarray | None] = {}
         for name, fill, combine in (
             ("successes", 0.0, np.add),
@@ -77,27 +96,29 @@ class SufficientStats:
             ("latency_sum", 0.0, np.add),
             ("latency_max", 0.0, np.fmax),
         ):
-            if getattr(self, name) is None:
+            if getattr(parts[0], name) is None:
                 out[name] = None
                 continue
             dtype = np.int64 if name == "n_draws" else np.float64
-            acc = np.full(shape, fill, dtype=dtype)
-            offset = 0
-            for part in (self, other):
-                rows = p_inv[offset : offset + part.n_prompts]
-                cols = np.array([m_index[str(m)] for m in part.models])
-                block = acc[np.ix_(rows, cols)]
-                acc[np.ix_(rows, cols)] = combine(block, getattr(part, name))
-                offset += part.n_prompts
+            acc = np.full((N, L), fill, dtype=dtype)
+            for part, r, c in zip(parts, rows, cols, strict=True):
+                values = getattr(part, name)
+                if name == "max_score":
+                    values = np.where(np.isnan(values), -np.inf, values)
+                if disjoint:
+                    acc[np.ix_(r, c)] = values
+                else:
+                    flat = (r[:, None] * L + c[None, :]).ravel()
+                    combine.at(acc.reshape(-1), flat, values.ravel())
             out[name] = acc
         max_score = out["max_score"]
         assert max_score is not None
         max_score[np.isinf(max_score)] = np.nan
-        flags = {k: self.flags.get(k, 0) + other.flags.get(k, 0) for k in _FLAG_NAMES}
+        flags = {k: sum(part.flags.get(k, 0) for part in parts) for k in _FLAG_NAMES}
         return SufficientStats(
-            **{k: v for k, v in out.items()},  # type: ignore[arg-type]
-            prompts=prompts.astype(object),
-            models=np.array(models, dtype=object),
+            **out,  # type: ignore[arg-type]
+            prompts=np.asarray(prompts, dtype=object),
+            models=np.asarray(models, dtype=object),
             flags=flags,
         )
 
