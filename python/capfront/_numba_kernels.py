@@ -11,9 +11,23 @@ from ._jit import njit, prange
 
 
 @njit(parallel=True)
-def _suffstats_loop(scores, mask, has_mask, cost, has_cost, latency, has_lat,
-                    successes, sum_sq, n_draws, max_score, cost_sum, lat_sum, lat_max,
-                    flags):
+def _suffstats_loop(
+    scores,
+    mask,
+    has_mask,
+    cost,
+    has_cost,
+    latency,
+    has_lat,
+    successes,
+    sum_sq,
+    n_draws,
+    max_score,
+    cost_sum,
+    lat_sum,
+    lat_max,
+    flags,
+):
     N, L, G = scores.shape
     for n in prange(N):
         f0 = 0
@@ -92,7 +106,14 @@ def suffstats_nb(scores, mask, cost, latency) -> dict:
         cost is not None,
         latency if latency is not None else dummy3,
         latency is not None,
-        successes, sum_sq, n_draws, max_score, cost_sum, lat_sum, lat_max, flags,
+        successes,
+        sum_sq,
+        n_draws,
+        max_score,
+        cost_sum,
+        lat_sum,
+        lat_max,
+        flags,
     )
     tot = flags.sum(axis=0)
     return {

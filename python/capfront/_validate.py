@@ -56,8 +56,12 @@ def as_int_array(x: object, name: str) -> np.ndarray:
     raise ValueError(f"{name} must be integers, got dtype {arr.dtype}")
 
 
-def labels(values: Sequence[object] | np.ndarray | None, n: int, name: str,
-           default_prefix: str | None = None) -> np.ndarray | None:
+def labels(
+    values: Sequence[object] | np.ndarray | None,
+    n: int,
+    name: str,
+    default_prefix: str | None = None,
+) -> np.ndarray | None:
     """Per-item labels of length ``n`` (``None`` allowed unless a prefix is given)."""
     if values is None:
         if default_prefix is None:

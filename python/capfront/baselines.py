@@ -62,13 +62,19 @@ def naive_oracle(results: EvalResults, kind: str = "prehoc") -> OracleResult:
         return OracleResult(kind, value, c, choice)
     if kind == "posthoc":
         value = float(np.nanmax(results.max_score, axis=1).mean())
-        c = (float(results.stats.cost_sum.sum(axis=1).mean())
-             if cost is not None else float("nan"))
+        c = (
+            float(results.stats.cost_sum.sum(axis=1).mean())
+            if cost is not None
+            else float("nan")
+        )
         return OracleResult(kind, value, c)
     results.require_binary("the union oracle")
     miss = np.where(obs, 1.0 - results.p_hat, 1.0).prod(axis=1)
-    c = float(np.where(obs, cost, 0.0).sum(axis=1).mean()) if cost is not None else (
-        float("nan"))
+    c = (
+        float(np.where(obs, cost, 0.0).sum(axis=1).mean())
+        if cost is not None
+        else (float("nan"))
+    )
     return OracleResult(kind, float((1.0 - miss).mean()), c)
 
 

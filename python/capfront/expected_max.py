@@ -175,7 +175,9 @@ def subsample_curve(
     return _subsample_curve_np(S, G, sizes_arr)
 
 
-def pass_at_k(n: np.ndarray | int, c: np.ndarray | int, k: np.ndarray | int) -> np.ndarray:
+def pass_at_k(
+    n: np.ndarray | int, c: np.ndarray | int, k: np.ndarray | int
+) -> np.ndarray:
     """Unbiased pass@k (Chen et al. 2021): ``1 - C(n-c, k) / C(n, k)``.
 
     Computed as ``1 - prod_{i=n-c+1..n} (1 - k/i)`` in log space, stable for ``n`` up

@@ -6,13 +6,15 @@ and JSONL files.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .results import EvalResults
+from .results import EvalResults, _raise_flags
+from .suffstats import SufficientStats, sufficient_stats
 
 
 def _to_pandas(frame: Any) -> pd.DataFrame:
@@ -40,7 +42,9 @@ def _need(df: pd.DataFrame, column: str | None, role: str) -> None:
         )
 
 
-def _per_prompt(df: pd.DataFrame, column: str, p_codes: np.ndarray, n: int) -> np.ndarray:
+def _per_prompt(
+    df: pd.DataFrame, column: str, p_codes: np.ndarray, n: int
+) -> np.ndarray:
     """A label that must be constant within each prompt."""
     values = df[column].to_numpy(dtype=object)
     out = np.empty(n, dtype=object)
@@ -73,10 +77,44 @@ def from_frame(
     (prompt, model, generation) rows, unknown columns, NaN scores and empty tables
     raise ``ValueError``.
     """
+    dense = _dense_from_frame(
+        frame,
+        prompt=prompt,
+        model=model,
+        score=score,
+        generation=generation,
+        cost=cost,
+        latency=latency,
+        benchmark=benchmark,
+        topic=topic,
+    )
+    return EvalResults.from_arrays(**dense, backend=backend)
+
+
+def _dense_from_frame(
+    frame: Any,
+    *,
+    prompt: str,
+    model: str,
+    score: str,
+    generation: str | None,
+    cost: str | None,
+    latency: str | None,
+    benchmark: str | None,
+    topic: str | None,
+) -> dict[str, Any]:
+    """Long table -> dense ``(N, L, G)`` arrays (``scores``, ``mask``, ``cost``,
+    ``latency``) and labels, as keyword arguments of ``EvalResults.from_arrays``."""
     df = _to_pandas(frame)
-    for col, role in ((prompt, "prompt"), (model, "model"), (score, "score"),
-                      (cost, "cost"), (latency, "latency"),
-                      (benchmark, "benchmark"), (topic, "topic")):
+    for col, role in (
+        (prompt, "prompt"),
+        (model, "model"),
+        (score, "score"),
+        (cost, "cost"),
+        (latency, "latency"),
+        (benchmark, "benchmark"),
+        (topic, "topic"),
+    ):
         _need(df, col, role)
     if generation is not None and generation not in df.columns:
         if generation != "generation":
@@ -135,17 +173,77 @@ def from_frame(
     scores_arr: np.ndarray = scores
     if set(np.unique(scores)) <= {0.0, 1.0}:
         scores_arr = scores.astype(np.uint8)
-    return EvalResults.from_arrays(
-        scores_arr,
-        mask=mask,
-        cost=None if cost is None else dense(cost, "cost"),
-        latency=None if latency is None else dense(latency, "latency"),
-        models=np.asarray(m_labels, dtype=object).astype(str),
-        prompts=np.asarray(p_labels, dtype=object),
-        benchmark=None if benchmark is None else _per_prompt(df, benchmark, p_codes, N),
-        topic=None if topic is None else _per_prompt(df, topic, p_codes, N),
+    return {
+        "scores": scores_arr,
+        "mask": mask,
+        "cost": None if cost is None else dense(cost, "cost"),
+        "latency": None if latency is None else dense(latency, "latency"),
+        "models": np.asarray(m_labels, dtype=object).astype(str),
+        "prompts": np.asarray(p_labels, dtype=object),
+        "benchmark": None
+        if benchmark is None
+        else _per_prompt(df, benchmark, p_codes, N),
+        "topic": None if topic is None else _per_prompt(df, topic, p_codes, N),
+    }
+
+
+_FRAME_DEFAULTS: dict[str, Any] = {
+    "prompt": "prompt_id",
+    "model": "model",
+    "score": "score",
+    "generation": "generation",
+    "cost": None,
+    "latency": None,
+    "benchmark": None,
+    "topic": None,
+}
+
+
+def stats_from_frame(
+    frame: Any, *, backend: str | None = None, **columns: Any
+) -> tuple[SufficientStats, dict[str, np.ndarray | None]]:
+    """Sufficient statistics of one chunk of a long table, with prompt and model
+    labels (to combine with :meth:`SufficientStats.concat`) and the per-prompt
+    ``benchmark``/``topic`` labels aligned with ``stats.prompts``."""
+    unknown = set(columns) - set(_FRAME_DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown column argument(s) {sorted(unknown)}")
+    dense = _dense_from_frame(frame, **{**_FRAME_DEFAULTS, **columns})
+    cost, latency = dense["cost"], dense["latency"]
+    stats = sufficient_stats(
+        dense["scores"],
+        dense["mask"],
+        cost,
+        latency,
+        prompts=dense["prompts"],
+        models=dense["models"],
         backend=backend,
     )
+    _raise_flags(stats.flags)
+    return stats, {"benchmark": dense["benchmark"], "topic": dense["topic"]}
+
+
+def results_from_chunks(
+    chunks: list[tuple[SufficientStats, dict[str, np.ndarray | None]]],
+) -> EvalResults:
+    """Combine per-chunk statistics (from :func:`stats_from_frame`) exactly."""
+    if not chunks:
+        raise ValueError("the table has no rows")
+    stats = SufficientStats.concat([c[0] for c in chunks])
+    extra: dict[str, np.ndarray | None] = {}
+    for key in ("benchmark", "topic"):
+        if chunks[0][1][key] is None:
+            extra[key] = None
+            continue
+        lookup: dict[object, object] = {}
+        for part, labels_ in chunks:
+            for prompt_id, label in zip(part.prompts, labels_[key], strict=True):
+                if lookup.setdefault(prompt_id, label) != label:
+                    raise ValueError(
+                        f"{key} of prompt {prompt_id!r} differs between rows"
+                    )
+        extra[key] = np.array([lookup[p] for p in stats.prompts], dtype=object)
+    return EvalResults.from_stats(stats, **extra)
 
 
 def from_count_frame(
@@ -163,9 +261,16 @@ def from_count_frame(
     """Count table (one row per prompt and model: correct of drawn) ->
     :class:`EvalResults`; missing (prompt, model) pairs are cells not run."""
     df = _to_pandas(frame)
-    for col, role in ((prompt, "prompt"), (model, "model"), (successes, "successes"),
-                      (n_draws, "n_draws"), (cost, "cost"), (latency, "latency"),
-                      (benchmark, "benchmark"), (topic, "topic")):
+    for col, role in (
+        (prompt, "prompt"),
+        (model, "model"),
+        (successes, "successes"),
+        (n_draws, "n_draws"),
+        (cost, "cost"),
+        (latency, "latency"),
+        (benchmark, "benchmark"),
+        (topic, "topic"),
+    ):
         _need(df, col, role)
     if len(df) == 0:
         raise ValueError("the table has no rows")
@@ -192,7 +297,10 @@ def from_count_frame(
         return out
 
     return EvalResults.from_counts(
-        S, G, cost=cells(cost), latency=cells(latency),
+        S,
+        G,
+        cost=cells(cost),
+        latency=cells(latency),
         models=np.asarray(m_labels, dtype=object).astype(str),
         prompts=np.asarray(p_labels, dtype=object),
         benchmark=None if benchmark is None else _per_prompt(df, benchmark, p_codes, N),
@@ -217,19 +325,67 @@ def read_table(path: str | Path, *, format: str | None = None) -> pd.DataFrame:
     raise ValueError(f"{path}: unknown format {fmt!r} (use csv, parquet or jsonl)")
 
 
-def read(path: str | Path, *, format: str | None = None, **columns: Any) -> EvalResults:
+def iter_table(
+    path: str | Path, chunk_rows: int, *, format: str | None = None
+) -> Iterator[pd.DataFrame]:
+    """Stream a CSV, Parquet or JSONL file in chunks of about ``chunk_rows`` rows
+    (Parquet by record batches, so memory stays bounded)."""
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"{path}: no such file")
+    if chunk_rows < 1:
+        raise ValueError("chunk_rows must be >= 1")
+    fmt = (format or path.suffix.lstrip(".")).lower()
+    if fmt in ("parquet", "pq"):
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows):
+            yield batch.to_pandas()
+    elif fmt in ("csv", "tsv", "txt"):
+        yield from pd.read_csv(
+            path, sep="\t" if fmt == "tsv" else ",", chunksize=chunk_rows
+        )
+    elif fmt in ("jsonl", "ndjson"):
+        yield from pd.read_json(path, lines=True, chunksize=chunk_rows)
+    else:
+        raise ValueError(f"{path}: chunked reading supports csv, parquet and jsonl")
+
+
+def read(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    chunk_rows: int | None = None,
+    **columns: Any,
+) -> EvalResults:
     """Read a long table from CSV, Parquet or JSONL into :class:`EvalResults`.
 
     ``columns`` are the keyword arguments of :func:`from_frame` (``prompt=``,
     ``model=``, ``score=``, ...). With ``successes=``/``n_draws=`` column names (or a
     table that has ``n_correct`` and ``n_samples`` and no ``score``) the file is
-    read as a count table.
+    read as a count table. With ``chunk_rows`` the file is streamed through the
+    sufficient-statistics kernel chunk by chunk (bounded memory; rows of one
+    prompt may fall in different chunks); the per-draw scores are then not kept.
     """
+    if chunk_rows is not None:
+        try:
+            chunks = [
+                stats_from_frame(chunk, **columns)
+                for chunk in iter_table(path, chunk_rows, format=format)
+            ]
+            return results_from_chunks(chunks)
+        except ValueError as err:
+            raise ValueError(f"{path}: {err}") from None
     df = read_table(path, format=format)
     try:
-        if "successes" in columns or "n_draws" in columns or (
-            "score" not in columns and "score" not in df.columns
-            and {"n_correct", "n_samples"} <= set(df.columns)
+        if (
+            "successes" in columns
+            or "n_draws" in columns
+            or (
+                "score" not in columns
+                and "score" not in df.columns
+                and {"n_correct", "n_samples"} <= set(df.columns)
+            )
         ):
             return from_count_frame(df, **columns)
         return from_frame(df, **columns)

@@ -76,7 +76,8 @@ class EvalResults:
         if not (stats.n_draws > 0).any(axis=1).all():
             bad = np.flatnonzero(~(stats.n_draws > 0).any(axis=1))[:3]
             raise ValueError(
-                f"prompt(s) {[self.prompts[i] for i in bad]} have no result for any model"
+                f"prompt(s) {[self.prompts[i] for i in bad]} have no result for "
+                "any model"
             )
 
     # ------------------------------------------------------------------ builders
@@ -103,12 +104,16 @@ class EvalResults:
         """
         raw = np.asarray(scores)
         if raw.dtype.kind not in "biuf":
-            raise ValueError(f"scores must be numeric or boolean, got dtype {raw.dtype}")
+            raise ValueError(
+                f"scores must be numeric or boolean, got dtype {raw.dtype}"
+            )
         if raw.ndim == 2:
             raw = raw[:, :, None]
             mask = None if mask is None else np.asarray(mask)[:, :, None]
         if raw.ndim != 3:
-            raise ValueError(f"scores must be shaped (N, L, G) or (N, L), got {raw.shape}")
+            raise ValueError(
+                f"scores must be shaped (N, L, G) or (N, L), got {raw.shape}"
+            )
         if raw.size == 0:
             raise ValueError(f"scores is empty (shape {raw.shape})")
         N, L, G = raw.shape
@@ -186,14 +191,22 @@ class EvalResults:
             flags={"nonbinary_scores": 0},
         )
         _, cell_cost = _split_per_draw(cost, (*S.shape, 1), "cost", allow_full=False)
-        _, cell_lat = _split_per_draw(latency, (*S.shape, 1), "latency", allow_full=False)
+        _, cell_lat = _split_per_draw(
+            latency, (*S.shape, 1), "latency", allow_full=False
+        )
         if cell_cost is not None:
             stats.cost_sum = cell_cost * G
         if cell_lat is not None:
             stats.latency_sum = cell_lat * G
             stats.latency_max = np.where(G > 0, cell_lat, 0.0)
-        return cls(stats, models=models, prompts=prompts, benchmark=benchmark,
-                   topic=topic, is_binary=True)
+        return cls(
+            stats,
+            models=models,
+            prompts=prompts,
+            benchmark=benchmark,
+            topic=topic,
+            is_binary=True,
+        )
 
     @classmethod
     def from_stats(cls, stats: SufficientStats, **kwargs: Any) -> EvalResults:
@@ -308,8 +321,11 @@ class EvalResults:
         models: Sequence[str] | Sequence[int] | np.ndarray | None = None,
     ) -> EvalResults:
         """Subset by prompt index/mask and by model names or indices."""
-        p_idx = np.arange(self.n_prompts) if prompts is None else np.arange(
-            self.n_prompts)[prompts]
+        p_idx = (
+            np.arange(self.n_prompts)
+            if prompts is None
+            else np.arange(self.n_prompts)[prompts]
+        )
         if models is None:
             m_idx = np.arange(self.n_models)
         else:
@@ -329,10 +345,14 @@ class EvalResults:
 
         s = self._stats
         stats = SufficientStats(
-            successes=take(s.successes), sum_sq=take(s.sum_sq),
-            n_draws=take(s.n_draws), max_score=take(s.max_score),
-            cost_sum=take(s.cost_sum), latency_sum=take(s.latency_sum),
-            latency_max=take(s.latency_max), flags=dict(s.flags),
+            successes=take(s.successes),
+            sum_sq=take(s.sum_sq),
+            n_draws=take(s.n_draws),
+            max_score=take(s.max_score),
+            cost_sum=take(s.cost_sum),
+            latency_sum=take(s.latency_sum),
+            latency_max=take(s.latency_max),
+            flags=dict(s.flags),
         )
 
         def take3(a: np.ndarray | None) -> np.ndarray | None:
@@ -370,17 +390,32 @@ class EvalResults:
 
     def __repr__(self) -> str:
         kind = "binary" if self.is_binary else "graded"
-        g = (f"G={self.min_draws}" if self.min_draws == self.max_draws
-             else f"G={self.min_draws}..{self.max_draws}")
-        extra = [n for n, ok in (("cost", self.has_cost), ("latency", self.has_latency),
-                                 ("benchmark", self.benchmark is not None),
-                                 ("topic", self.topic is not None)) if ok]
-        return (f"EvalResults(N={self.n_prompts}, L={self.n_models}, {g}, {kind}"
-                + (", " + ", ".join(extra) if extra else "") + ")")
+        g = (
+            f"G={self.min_draws}"
+            if self.min_draws == self.max_draws
+            else f"G={self.min_draws}..{self.max_draws}"
+        )
+        extra = [
+            n
+            for n, ok in (
+                ("cost", self.has_cost),
+                ("latency", self.has_latency),
+                ("benchmark", self.benchmark is not None),
+                ("topic", self.topic is not None),
+            )
+            if ok
+        ]
+        return (
+            f"EvalResults(N={self.n_prompts}, L={self.n_models}, {g}, {kind}"
+            + (", " + ", ".join(extra) if extra else "")
+            + ")"
+        )
 
 
 def _split_per_draw(
-    values: np.ndarray | None, shape: tuple[int, int, int], name: str,
+    values: np.ndarray | None,
+    shape: tuple[int, int, int],
+    name: str,
     allow_full: bool = True,
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """(per-draw array, per-cell array): exactly one is set when ``values`` is."""
@@ -402,7 +437,9 @@ def _split_per_draw(
 
 def _raise_flags(flags: dict[str, int]) -> None:
     if flags.get("nonfinite_scores"):
-        raise ValueError(f"scores contain {flags['nonfinite_scores']} NaN or inf value(s)")
+        raise ValueError(
+            f"scores contain {flags['nonfinite_scores']} NaN or inf value(s)"
+        )
     if flags.get("out_of_range_scores"):
         raise ValueError(
             f"scores must lie in [0, 1]; {flags['out_of_range_scores']} value(s) are "

@@ -58,8 +58,12 @@ def simulate(
     Returns an :class:`EvalResults` with ``truth_p`` (N, L) and ``truth`` (dict of
     ``theta``, ``difficulty``, ``topic_weights``, ``model_cost``).
     """
-    for value, name in ((n_prompts, "n_prompts"), (n_models, "n_models"),
-                        (n_draws, "n_draws"), (n_topics, "n_topics")):
+    for value, name in (
+        (n_prompts, "n_prompts"),
+        (n_models, "n_models"),
+        (n_draws, "n_draws"),
+        (n_topics, "n_topics"),
+    ):
         if int(value) < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
     if not 0.0 <= within_cell_correlation < 1.0:
@@ -69,9 +73,7 @@ def simulate(
     if not 0.0 <= shared_shock < 1.0:
         raise ValueError("shared_shock must lie in [0, 1)")
     if shared_shock > 0 and within_cell_correlation > 0:
-        raise ValueError(
-            "shared_shock and within_cell_correlation cannot be combined"
-        )
+        raise ValueError("shared_shock and within_cell_correlation cannot be combined")
     rng = np.random.default_rng(seed)
     N, L, G, K = int(n_prompts), int(n_models), int(n_draws), int(n_topics)
     if topic_weights is None:
@@ -119,20 +121,27 @@ def simulate(
     latency = 0.5 + 0.3 * np.log1p(cost) * rng.uniform(0.7, 1.3, size=(N, L))
     if as_counts is None:
         as_counts = N * L * G > 5e7
-    truth = {"theta": theta, "difficulty": difficulty, "topic_weights": pi,
-             "model_cost": model_cost, "q": q}
+    truth = {
+        "theta": theta,
+        "difficulty": difficulty,
+        "topic_weights": pi,
+        "model_cost": model_cost,
+        "q": q,
+    }
     if shock is not None:
         truth["shock"] = shock
         truth["shock_sd"] = shock_sd
     models = [f"sim_{i}" for i in range(L)]
     if as_counts:
         S = rng.binomial(G, run_p)
-        res = EvalResults.from_counts(S, G, cost=cost, latency=latency, models=models,
-                                      topic=topic)
+        res = EvalResults.from_counts(
+            S, G, cost=cost, latency=latency, models=models, topic=topic
+        )
     else:
         draws = (rng.random((N, L, G)) < run_p[:, :, None]).astype(np.uint8)
-        res = EvalResults.from_arrays(draws, cost=cost, latency=latency, models=models,
-                                      topic=topic)
+        res = EvalResults.from_arrays(
+            draws, cost=cost, latency=latency, models=models, topic=topic
+        )
     res.truth_p = p
     res.truth = truth
     return res

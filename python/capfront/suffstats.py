@@ -65,17 +65,20 @@ class SufficientStats:
             raise ValueError("no chunks to combine")
         for part in parts:
             if part.prompts is None or part.models is None:
-                raise ValueError("combining sufficient statistics needs prompt and "
-                                 "model labels")
+                raise ValueError(
+                    "combining sufficient statistics needs prompt and model labels"
+                )
         for name in ("cost_sum", "latency_sum"):
             if len({getattr(part, name) is None for part in parts}) > 1:
                 raise ValueError(f"cannot combine chunks with and without {name[:-4]}")
         import pandas as pd
 
         p_codes, prompts = pd.factorize(
-            np.concatenate([np.asarray(part.prompts, dtype=object) for part in parts]))
+            np.concatenate([np.asarray(part.prompts, dtype=object) for part in parts])
+        )
         m_codes, models = pd.factorize(
-            np.concatenate([np.asarray(part.models, dtype=object) for part in parts]))
+            np.concatenate([np.asarray(part.models, dtype=object) for part in parts])
+        )
         N, L = len(prompts), len(models)
         rows, cols = [], []
         p_off = m_off = 0
@@ -123,8 +126,11 @@ class SufficientStats:
         )
 
     def arrays(self) -> dict[str, np.ndarray | None]:
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name not in ("prompts", "models", "flags")}
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("prompts", "models", "flags")
+        }
 
 
 def _suffstats_np(scores, mask, cost, latency) -> dict:
@@ -194,18 +200,25 @@ def sufficient_stats(
     for arr, what in ((mask, "mask"), (cost, "cost"), (latency, "latency")):
         if arr is not None and np.shape(arr) != scores.shape:
             raise ValueError(
-                f"{what} must have the shape of scores {scores.shape}, got {np.shape(arr)}"
+                f"{what} must have the shape of scores {scores.shape}, "
+                f"got {np.shape(arr)}"
             )
     mask_u8 = None if mask is None else _native(mask, np.bool_).view(np.uint8)
     cost = _native(cost, np.float64)
     latency = _native(latency, np.float64)
     if name == "cpp":
-        s = scores if scores.dtype.kind in "bf" or scores.dtype == np.uint8 else (
-            scores.astype(np.float64))
+        s = (
+            scores
+            if scores.dtype.kind in "bf" or scores.dtype == np.uint8
+            else (scores.astype(np.float64))
+        )
         raw = core().sufficient_stats(_native(s), mask_u8, cost, latency)
     elif name == "numba":
-        s = scores if scores.dtype in (np.bool_, np.uint8, np.float32) else (
-            scores.astype(np.float64))
+        s = (
+            scores
+            if scores.dtype in (np.bool_, np.uint8, np.float32)
+            else (scores.astype(np.float64))
+        )
         s = _native(s)
         if s.dtype == np.bool_:
             s = s.view(np.uint8)
