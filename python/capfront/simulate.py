@@ -23,7 +23,7 @@ def simulate(
     cost_range: tuple[float, float] = (0.1, 10.0),
     as_counts: bool | None = None,
     model_skill: np.ndarray | None = None,
-    shared_shock: float = 0.0,
+    draw_correlation: float = 0.0,
 ) -> EvalResults:
     """Simulate an evaluation with known per-cell success probabilities.
 
@@ -46,14 +46,12 @@ def simulate(
     is consumed as usual, so topics and difficulties match a run without it); costs
     then rank models by ``model_skill.mean(axis=1)``.
 
-    ``shared_shock = rho_s > 0`` makes the draws on a prompt correlated *across
-    models*: this evaluation run draws ``b[n] ~ N(0, s^2)``, ``s^2 = rho_s / (1 -
-    rho_s) * pi^2 / 3`` (``rho_s`` is the latent-scale correlation of any two draws
-    on the prompt), shared by every model and generation, and draws are
-    ``Bernoulli(logistic(logit q + b[n]))``. The truth is then the mean over re-runs,
-    ``p = E_b[logistic(logit q + b)]`` (Gauss-Hermite quadrature); the shift is
-    common to all models, so it never changes which model is best on a prompt.
-    Cannot be combined with ``within_cell_correlation``.
+    ``draw_correlation = rho_d > 0`` correlates the draws *across models* (Gaussian
+    copula): generation ``g`` of model ``l`` on prompt ``n`` succeeds when
+    ``sqrt(rho_d) z[n, g] + sqrt(1 - rho_d) e[n, l, g] < Phi^-1(p[n, l])``, with
+    ``z`` shared by all models and ``z, e ~ N(0, 1)``. Each cell stays
+    ``Bernoulli(p)`` (the truth is unchanged) but the models' sample means on a prompt
+    are positively correlated. Counts (``as_counts``) are sums of such draws.
 
     Returns an :class:`EvalResults` with ``truth_p`` (N, L) and ``truth`` (dict of
     ``theta``, ``difficulty``, ``topic_weights``, ``model_cost``).
@@ -70,10 +68,8 @@ def simulate(
         raise ValueError("within_cell_correlation must lie in [0, 1)")
     if specialisation < 0:
         raise ValueError("specialisation must be >= 0")
-    if not 0.0 <= shared_shock < 1.0:
-        raise ValueError("shared_shock must lie in [0, 1)")
-    if shared_shock > 0 and within_cell_correlation > 0:
-        raise ValueError("shared_shock and within_cell_correlation cannot be combined")
+    if not 0.0 <= draw_correlation < 1.0:
+        raise ValueError("draw_correlation must lie in [0, 1)")
     rng = np.random.default_rng(seed)
     N, L, G, K = int(n_prompts), int(n_models), int(n_draws), int(n_topics)
     if topic_weights is None:
@@ -101,19 +97,6 @@ def simulate(
         p = rng.beta(qc * conc, (1.0 - qc) * conc)
     else:
         p = q
-    shock = None
-    if shared_shock > 0:
-        shock_sd = float(np.sqrt(shared_shock / (1.0 - shared_shock) * np.pi**2 / 3))
-        shock = rng.normal(0.0, shock_sd, size=N)
-        logit_q = _logit(q)
-        run_p = 1.0 / (1.0 + np.exp(-(logit_q + shock[:, None])))
-        nodes, weights = np.polynomial.hermite_e.hermegauss(40)
-        weights = weights / weights.sum()
-        p = np.zeros_like(q)
-        for x, w in zip(nodes, weights, strict=True):
-            p += w / (1.0 + np.exp(-(logit_q + shock_sd * x)))
-    else:
-        run_p = p
     rank = np.argsort(np.argsort(base))
     lo, hi = cost_range
     model_cost = lo * (hi / lo) ** (rank / max(L - 1, 1))
@@ -128,17 +111,29 @@ def simulate(
         "model_cost": model_cost,
         "q": q,
     }
-    if shock is not None:
-        truth["shock"] = shock
-        truth["shock_sd"] = shock_sd
     models = [f"sim_{i}" for i in range(L)]
-    if as_counts:
-        S = rng.binomial(G, run_p)
+    if draw_correlation > 0:
+        draws = _copula_draws(rng, p, G, float(draw_correlation))
+        if as_counts:
+            res = EvalResults.from_counts(
+                draws.sum(axis=2, dtype=np.int64),
+                G,
+                cost=cost,
+                latency=latency,
+                models=models,
+                topic=topic,
+            )
+        else:
+            res = EvalResults.from_arrays(
+                draws, cost=cost, latency=latency, models=models, topic=topic
+            )
+    elif as_counts:
+        S = rng.binomial(G, p)
         res = EvalResults.from_counts(
             S, G, cost=cost, latency=latency, models=models, topic=topic
         )
     else:
-        draws = (rng.random((N, L, G)) < run_p[:, :, None]).astype(np.uint8)
+        draws = (rng.random((N, L, G)) < p[:, :, None]).astype(np.uint8)
         res = EvalResults.from_arrays(
             draws, cost=cost, latency=latency, models=models, topic=topic
         )
@@ -147,6 +142,22 @@ def simulate(
     return res
 
 
-def _logit(q: np.ndarray) -> np.ndarray:
-    qc = np.clip(q, 1e-12, 1.0 - 1e-12)
-    return np.log(qc) - np.log1p(-qc)
+def _copula_draws(
+    rng: np.random.Generator, p: np.ndarray, G: int, rho: float
+) -> np.ndarray:
+    """Bernoulli(p) draws, shaped (N, L, G), correlated across models by a shared
+    per-(prompt, generation) normal; built in prompt chunks to bound memory."""
+    from scipy.special import ndtri
+
+    N, L = p.shape
+    threshold = ndtri(np.clip(p, 0.0, 1.0))  # -inf / +inf for p = 0 / 1
+    out = np.empty((N, L, G), dtype=np.uint8)
+    step = max(1, (1 << 22) // max(L * G, 1))
+    a, b = np.sqrt(rho), np.sqrt(1.0 - rho)
+    for start in range(0, N, step):
+        sl = slice(start, min(N, start + step))
+        n = sl.stop - sl.start
+        shared = rng.standard_normal((n, 1, G))
+        latent = a * shared + b * rng.standard_normal((n, L, G))
+        out[sl] = latent < threshold[sl, :, None]
+    return out
