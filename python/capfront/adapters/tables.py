@@ -1,0 +1,194 @@
+"""Long tables (CSV, TSV, Parquet, JSONL; one row per prompt, model, generation)
+and count tables (one row per prompt and model: ``n_correct`` of ``n_samples``).
+
+Column names are found by common aliases unless given; what was used is recorded in
+``LoadedData.columns`` and the report's ``source.columns``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import from_count_frame, from_frame, read_table
+from ..results import EvalResults
+from ._common import COST, LoadedData, apply_prices, strip_compression
+from .prices import PriceTable
+
+#: candidate column names per role, first match wins
+ALIASES: dict[str, tuple[str, ...]] = {
+    "prompt": ("prompt_id", "question_id", "sample_id", "instance_id", "task_id",
+               "doc_id", "id", "prompt"),
+    "model": ("model", "model_name", "model_id", "llm"),
+    "score": ("score", "correct", "is_correct", "reward", "passed", "resolved"),
+    "generation": ("generation", "trial", "epoch", "repeat", "draw", "seed"),
+    "cost": ("cost", "cost_usd", "total_cost", "usd"),
+    "latency": ("latency", "latency_s", "latency_seconds", "duration_s", "total_time"),
+    "benchmark": ("benchmark", "dataset", "eval_name", "task", "category", "subset"),
+    "topic": ("topic",),
+    "successes": ("n_correct", "successes", "num_correct", "correct_count"),
+    "n_draws": ("n_samples", "n_draws", "num_samples", "n_generations", "samples"),
+    "input_tokens": ("input_tokens", "prompt_tokens", "tokens_in"),
+    "output_tokens": ("output_tokens", "completion_tokens", "tokens_out"),
+}
+TABLE_FORMATS = ("csv", "tsv", "parquet", "jsonl", "json")
+
+
+def _pick(frame: pd.DataFrame, role: str, given: str | None, source: str,
+          required: bool) -> str | None:
+    if given is not None:
+        if given not in frame.columns:
+            raise ValueError(
+                f"{source}: no column {given!r} for the {role} (columns: "
+                f"{list(map(str, frame.columns))})"
+            )
+        return given
+    for name in ALIASES[role]:
+        if name in frame.columns:
+            return name
+    if required:
+        raise ValueError(
+            f"{source}: no {role} column found (looked for {list(ALIASES[role])}; "
+            f"columns: {list(map(str, frame.columns))}); name it with --{role}"
+        )
+    return None
+
+
+def table_format(path: Path) -> str:
+    suffix = strip_compression(path).lstrip(".")
+    return {"pq": "parquet", "ndjson": "jsonl", "txt": "csv"}.get(suffix, suffix)
+
+
+def read_frame(path: Path, fmt: str | None = None) -> pd.DataFrame:
+    fmt = fmt or table_format(path)
+    if fmt not in TABLE_FORMATS:
+        raise ValueError(f"{path}: cannot tell the table format from the suffix "
+                         f"{path.suffix!r}; give --format")
+    try:
+        return read_table(path, format=fmt)
+    except (ValueError, OSError) as err:
+        msg = str(err)
+        if not msg.startswith(str(path)):
+            msg = f"{path}: {msg}"
+        raise ValueError(msg) from None
+
+
+def _attach_truth(results: EvalResults, frame: pd.DataFrame, prompt: str, model: str,
+                  column: str, source: str) -> None:
+    """Simulated data written by ``capfront simulate`` carries each cell's true
+    success probability; keep it so the report can show the true oracle."""
+    p_pos = {str(p): i for i, p in enumerate(results.prompts)}
+    m_pos = {str(m): j for j, m in enumerate(results.models)}
+    truth = np.full((results.n_prompts, results.n_models), np.nan)
+    rows = frame[[prompt, model, column]].drop_duplicates([prompt, model])
+    ii = rows[prompt].astype(str).map(p_pos).to_numpy()
+    jj = rows[model].astype(str).map(m_pos).to_numpy()
+    truth[ii.astype(int), jj.astype(int)] = pd.to_numeric(
+        rows[column], errors="coerce").to_numpy(dtype=np.float64)
+    if np.isnan(truth[results.observed]).any():
+        raise ValueError(f"{source}: column {column!r} has missing values")
+    results.truth_p = truth
+
+
+def load_table(
+    path: Path,
+    fmt: str | None = None,
+    *,
+    prompt: str | None = None,
+    model: str | None = None,
+    score: str | None = None,
+    generation: str | None = None,
+    cost: str | None = None,
+    latency: str | None = None,
+    benchmark: str | None = None,
+    prices: PriceTable | None = None,
+    counts: bool | None = None,
+) -> LoadedData:
+    """Read a long table or a count table (``counts=True``; detected from
+    ``n_correct``/``n_samples`` columns when ``None``)."""
+    source = str(path)
+    frame = read_frame(path, None if fmt in (None, "counts") else fmt)
+    shown_fmt = fmt or table_format(path)
+    if counts is None:
+        counts = fmt == "counts" or (
+            score is None and _pick(frame, "score", None, source, False) is None
+            and _pick(frame, "successes", None, source, False) is not None
+            and _pick(frame, "n_draws", None, source, False) is not None)
+    notes: list[str] = []
+    used: dict[str, str] = {}
+    cols: dict[str, str | None] = {
+        "prompt": _pick(frame, "prompt", prompt, source, True),
+        "model": _pick(frame, "model", model, source, True),
+        "cost": _pick(frame, "cost", cost, source, False),
+        "latency": _pick(frame, "latency", latency, source, False),
+        "benchmark": _pick(frame, "benchmark", benchmark, source, False),
+        "topic": _pick(frame, "topic", None, source, False),
+    }
+    if counts:
+        shown_fmt = "counts"
+        cols["successes"] = _pick(frame, "successes", score, source, True)
+        cols["n_draws"] = _pick(frame, "n_draws", None, source, True)
+        if generation is not None:
+            raise ValueError(f"{source}: a count table has no generation column; "
+                             "drop --generation")
+    else:
+        cols["score"] = _pick(frame, "score", score, source, True)
+        cols["generation"] = _pick(frame, "generation", generation, source, False)
+    if cols["benchmark"] in (cols["prompt"], cols["model"]):
+        cols["benchmark"] = None
+    cost_source = None
+    if prices is not None:
+        if cost is not None:
+            raise ValueError(f"{source}: give either --cost (a cost column) or "
+                             "--prices (price tokens), not both")
+        in_col = _pick(frame, "input_tokens", None, source, True)
+        out_col = _pick(frame, "output_tokens", None, source, True)
+        frame = apply_prices(frame, prices, source, model_col=str(cols["model"]),
+                             in_col=str(in_col), out_col=str(out_col))
+        cols["cost"] = COST
+        used["input_tokens"], used["output_tokens"] = str(in_col), str(out_col)
+        cost_source = f"token counts ({in_col}, {out_col}) x price table"
+    elif cols["cost"] is not None:
+        cost_source = f"column {cols['cost']!r}"
+    for role, given in (("cost", cost), ("latency", latency)):
+        col = cols[role]
+        if given is None and col is not None and col != COST and (
+                frame[col].isna().any()):
+            notes.append(f"column {col!r} has {int(frame[col].isna().sum())} missing "
+                         f"value(s): no {role} axis (name it with --{role} to make "
+                         "this an error)")
+            cols[role] = None
+            if role == "cost":
+                cost_source = None
+    roles = ["prompt", "model", "cost", "latency", "benchmark", "topic"]
+    roles += ["successes", "n_draws"] if counts else ["score", "generation"]
+    used.update({role: str(cols[role]) for role in roles if cols.get(role) is not None})
+    if cols["benchmark"] is not None and benchmark is None:
+        notes.append(f"benchmark labels from column {cols['benchmark']!r}")
+    if len(frame) == 0:
+        raise ValueError(f"{source}: the table has no rows")
+    try:
+        if counts:
+            results = from_count_frame(
+                frame, prompt=str(cols["prompt"]), model=str(cols["model"]),
+                successes=str(cols["successes"]), n_draws=str(cols["n_draws"]),
+                cost=cols["cost"], latency=cols["latency"],
+                benchmark=cols["benchmark"], topic=cols["topic"])
+        else:
+            results = from_frame(
+                frame, prompt=str(cols["prompt"]), model=str(cols["model"]),
+                score=str(cols["score"]), generation=cols["generation"],
+                cost=cols["cost"], latency=cols["latency"],
+                benchmark=cols["benchmark"], topic=cols["topic"])
+    except ValueError as err:
+        raise ValueError(f"{source}: {err}") from None
+    loaded = LoadedData(results, shown_fmt, source, used, notes,
+                        cost_source if cols["cost"] is not None else None)
+    if "truth_p" in frame.columns:
+        _attach_truth(loaded.results, frame, str(cols["prompt"]), str(cols["model"]),
+                      "truth_p", source)
+        notes.append("column 'truth_p' holds each cell's true success probability "
+                     "(simulated data): the true oracle is known")
+    return loaded
