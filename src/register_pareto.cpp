@@ -1,5 +1,33 @@
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "capfront/pareto3d.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
+using capfront_py::carray;
+using capfront_py::require;
 
-void register_pareto(py::module_& m) { (void)m; }
+namespace {
+
+py::array_t<std::int64_t> pareto_minima_3d(const carray<double>& points) {
+    require(points.ndim() == 2 && points.shape(1) == 3, "points must be shaped (M, 3)");
+    const auto M = static_cast<std::size_t>(points.shape(0));
+    const double* p = points.data();
+    std::vector<std::int64_t> keep;
+    {
+        py::gil_scoped_release release;
+        keep = capfront::pareto_minima_3d(p, M);
+    }
+    py::array_t<std::int64_t> out(static_cast<py::ssize_t>(keep.size()));
+    std::copy(keep.begin(), keep.end(), out.mutable_data());
+    return out;
+}
+
+}  // namespace
+
+void register_pareto(py::module_& m) {
+    m.def("pareto_minima_3d", &pareto_minima_3d, py::arg("points"),
+          "Indices (ascending) of the non-dominated rows, all coordinates minimised.");
+}

@@ -16,7 +16,16 @@ from ._backend import (
 )
 from .baselines import OracleResult, best_single, naive_oracle, single_models
 from .expected_max import expected_max_binomial, pass_at_k, subsample_curve
+from .frontier import (
+    Frontier,
+    HullSegments,
+    frontier,
+    frontier_metrics,
+    frontier_options,
+    hull_segments,
+)
 from .io import from_count_frame, from_frame, read
+from .pareto import LatencyFrontier, latency_frontier, pareto_3d
 from .results import EvalResults
 from .simulate import simulate
 from .suffstats import SufficientStats, sufficient_stats
@@ -26,6 +35,9 @@ __version__ = "0.1.0"
 __all__ = [
     "BACKENDS",
     "EvalResults",
+    "Frontier",
+    "HullSegments",
+    "LatencyFrontier",
     "OracleResult",
     "SufficientStats",
     "available_backends",
@@ -33,8 +45,14 @@ __all__ = [
     "expected_max_binomial",
     "from_count_frame",
     "from_frame",
+    "frontier",
+    "frontier_metrics",
+    "frontier_options",
     "get_num_threads",
+    "hull_segments",
+    "latency_frontier",
     "naive_oracle",
+    "pareto_3d",
     "pass_at_k",
     "read",
     "resolve_backend",

@@ -1,0 +1,225 @@
+"""Numba versions of the frontier and 3-D Pareto kernels, line-for-line ports of
+``cpp/include/capfront/{frontier,pareto3d}.hpp`` (same float operations in the same
+order, so the segments are identical to the C++ ones)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import njit, prange
+
+
+@njit
+def _prompt_hull_nb(c, q, hull):
+    """Upper-left hull of one prompt's options; returns its length (frontier.hpp)."""
+    M = c.shape[0]
+    c_min = np.inf
+    q_max = -np.inf
+    for j in range(M):
+        if not (np.isfinite(c[j]) and np.isfinite(q[j])):
+            continue
+        c_min = min(c_min, c[j])
+        q_max = max(q_max, q[j])
+    if not (c_min < np.inf):
+        return 0
+    c_star = np.inf
+    q_base = -np.inf
+    for j in range(M):
+        if not (np.isfinite(c[j]) and np.isfinite(q[j])):
+            continue
+        if q[j] == q_max:
+            c_star = min(c_star, c[j])
+        if c[j] == c_min:
+            q_base = max(q_base, q[j])
+    keep = np.empty(M, dtype=np.int64)
+    m = 0
+    for j in range(M):
+        if not (np.isfinite(c[j]) and np.isfinite(q[j])):
+            continue
+        if c[j] <= c_star and q[j] >= q_base:
+            keep[m] = j
+            m += 1
+    keep = keep[:m]
+    order = keep[np.argsort(c[keep], kind="mergesort")]
+    h = 0
+    for i in range(m):
+        o = order[i]
+        co = c[o]
+        qo = q[o]
+        if h > 0:
+            t = hull[h - 1]
+            if qo <= q[t]:
+                continue
+            if co == c[t]:
+                h -= 1
+        while h >= 2:
+            a = hull[h - 2]
+            b = hull[h - 1]
+            s_ab = (q[b] - q[a]) / (c[b] - c[a])
+            s_bo = (qo - q[b]) / (co - c[b])
+            if s_ab <= s_bo:
+                h -= 1
+            else:
+                break
+        hull[h] = o
+        h += 1
+    return h
+
+
+@njit
+def _posthoc_row_nb(S, G, cell_cost, K, c, q):
+    L = S.shape[0]
+    for l in range(L):
+        r = 1.0
+        for k in range(1, K + 1):
+            j = l * K + (k - 1)
+            if k > G[l]:
+                c[j] = np.nan
+                q[j] = np.nan
+                continue
+            num = G[l] - S[l] - k + 1
+            if num > 0:
+                r = r * (float(num) / float(G[l] - k + 1))
+            else:
+                r = 0.0
+            c[j] = float(k) * cell_cost[l]
+            q[j] = 1.0 - r
+
+
+@njit
+def _fill_row_nb(kind, n, a, b, d, K, c, q):
+    if kind == 0:
+        c[:] = a[n]
+        q[:] = b[n]
+    else:
+        _posthoc_row_nb(a[n], b[n], d[n], K, c, q)
+
+
+@njit(parallel=True)
+def _hull_pass_nb(kind, a, b, d, K, N, M, counts, offsets, fill_out,
+                  base_cost, base_quality, base_option,
+                  prompt, dcost, dquality, option_from, option_to):
+    # Pass 1 (fill_out False): hull lengths; pass 2: write the segments at offsets.
+    for n in prange(N):
+        c = np.empty(M)
+        q = np.empty(M)
+        hull = np.empty(M, dtype=np.int64)
+        _fill_row_nb(kind, n, a, b, d, K, c, q)
+        h = _prompt_hull_nb(c, q, hull)
+        if not fill_out:
+            counts[n] = max(h - 1, 0)
+            continue
+        if h == 0:
+            continue
+        base_option[n] = hull[0]
+        base_cost[n] = c[hull[0]]
+        base_quality[n] = q[hull[0]]
+        s = offsets[n]
+        for i in range(1, h):
+            x = hull[i - 1]
+            z = hull[i]
+            prompt[s] = n
+            option_from[s] = x
+            option_to[s] = z
+            dcost[s] = c[z] - c[x]
+            dquality[s] = q[z] - q[x]
+            s += 1
+
+
+def _hull_segments_nb(kind, a, b, d, K, N, M):
+    counts = np.zeros(N, dtype=np.int64)
+    offsets = np.zeros(N, dtype=np.int64)
+    e_f = np.empty(0)
+    e_i = np.empty(0, dtype=np.int64)
+    _hull_pass_nb(kind, a, b, d, K, N, M, counts, offsets, False,
+                  e_f, e_f, e_i, e_i, e_f, e_f, e_i, e_i)
+    offsets[1:] = np.cumsum(counts)[:-1]
+    S = int(counts.sum())
+    base_cost = np.full(N, np.nan)
+    base_quality = np.full(N, np.nan)
+    base_option = np.full(N, -1, dtype=np.int64)
+    prompt = np.empty(S, dtype=np.int64)
+    option_from = np.empty(S, dtype=np.int64)
+    option_to = np.empty(S, dtype=np.int64)
+    dcost = np.empty(S)
+    dquality = np.empty(S)
+    _hull_pass_nb(kind, a, b, d, K, N, M, counts, offsets, True,
+                  base_cost, base_quality, base_option,
+                  prompt, dcost, dquality, option_from, option_to)
+    order = _slope_order_nb(dquality, dcost)
+    return {
+        "base_cost": base_cost, "base_quality": base_quality,
+        "base_option": base_option, "prompt": prompt[order],
+        "dcost": dcost[order], "dquality": dquality[order],
+        "option_from": option_from[order], "option_to": option_to[order],
+    }
+
+
+@njit
+def _slope_order_nb(dquality, dcost):
+    # stable sort of -slope: ties keep (prompt, hull position) order
+    return np.argsort(-(dquality / dcost), kind="mergesort")
+
+
+def hull_segments_dense_nb(option_cost: np.ndarray, option_quality: np.ndarray) -> dict:
+    N, M = option_cost.shape
+    dummy = np.empty((N, 0))
+    return _hull_segments_nb(0, option_cost, option_quality, dummy, 1, N, M)
+
+
+def hull_segments_posthoc_nb(successes: np.ndarray, n_draws: np.ndarray,
+                             cell_cost: np.ndarray, max_k: int) -> dict:
+    N, L = successes.shape
+    return _hull_segments_nb(1, successes, n_draws, cell_cost, int(max_k), N,
+                             L * int(max_k))
+
+
+@njit
+def pareto_minima_3d_nb(points):
+    """Sweep of pareto3d.hpp with the staircase in sorted arrays (binary search plus
+    a shift per insertion instead of a balanced tree)."""
+    M = points.shape[0]
+    order = np.arange(M)
+    for d in (2, 1, 0):  # lexicographic (x, y, z), ties by index: stable passes
+        order = order[np.argsort(points[order, d], kind="mergesort")]
+    sy = np.empty(M)
+    sz = np.empty(M)
+    size = 0
+    keep = np.empty(M, dtype=np.int64)
+    n_keep = 0
+    i = 0
+    while i < M:
+        r = order[i]
+        x = points[r, 0]
+        y = points[r, 1]
+        z = points[r, 2]
+        j = i + 1
+        while j < M and points[order[j], 0] == x and points[order[j], 1] == y \
+                and points[order[j], 2] == z:
+            j += 1
+        # first staircase position with sy > y
+        pos = np.searchsorted(sy[:size], y, side="right")
+        dominated = pos > 0 and sz[pos - 1] <= z
+        if not dominated:
+            for t in range(i, j):
+                keep[n_keep] = order[t]
+                n_keep += 1
+            lo = np.searchsorted(sy[:size], y, side="left")
+            hi = lo
+            while hi < size and sz[hi] >= z:
+                hi += 1
+            # replace [lo, hi) by the single entry (y, z)
+            shift = 1 - (hi - lo)
+            if shift > 0:
+                for t in range(size - 1, hi - 1, -1):
+                    sy[t + shift] = sy[t]
+                    sz[t + shift] = sz[t]
+            elif shift < 0:
+                for t in range(hi, size):
+                    sy[t + shift] = sy[t]
+                    sz[t + shift] = sz[t]
+            sy[lo] = y
+            sz[lo] = z
+            size += shift
+        i = j
+    return np.sort(keep[:n_keep])

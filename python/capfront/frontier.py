@@ -1,0 +1,984 @@
+"""The exact capability frontier: cost-quality boundary of all (randomised) oracle
+routing policies, by the per-prompt hull merge of SPEC 6, and the matched-cost
+comparisons with the best single model.
+
+Options per prompt ``n``:
+
+- prehoc: model ``l``, one generation: ``(cbar[n, l], q[n, l])``;
+- posthoc: model ``l``, best of ``k`` of its generations with a perfect selector,
+  ``k = 1..max_k``: ``(k * cbar[n, l], pass@k[n, l])`` with the unbiased pass@k
+  ``1 - C(G - S, k) / C(G, k)`` (Chen et al. 2021); for graded scores the unbiased
+  expected maximum of ``k`` of the ``G`` draws,
+  ``sum_{i=k..G} C(i-1, k-1) / C(G, k) * s_(i)`` (``s_(i)`` ascending).
+
+A cell with ``n_draws == 0`` (model not run) has no option, and best-of-``k`` needs
+``k <= n_draws``. The frontier is computed exactly, with no lambda grid:
+per-prompt upper-left convex hulls, all hull segments sorted by slope, applied in
+order from every prompt's cheapest option (see ``cpp/include/capfront/frontier.hpp``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._backend import core, resolve_backend
+from ._numba_frontier import hull_segments_dense_nb, hull_segments_posthoc_nb
+from .results import EvalResults
+
+__all__ = [
+    "Frontier",
+    "HullSegments",
+    "PolicyAt",
+    "frontier",
+    "frontier_metrics",
+    "frontier_options",
+    "frontier_segments",
+    "hull_segments",
+]
+
+_NUMPY_CHUNK = 16384
+
+
+# --------------------------------------------------------------------------- segments
+@dataclass(frozen=True)
+class HullSegments:
+    """The per-prompt hull segments of a frontier, merged by slope.
+
+    For prompt weights ``w`` (summing to 1) the frontier's vertices are
+    ``(sum w * base_cost + cumsum(w[prompt] * dcost),
+    sum w * base_quality + cumsum(w[prompt] * dquality))``, preceded by the base point
+    (see :meth:`vertices`). Segments are sorted by slope ``dquality / dcost``
+    descending, ties by (prompt, position along the prompt's hull) ascending; every
+    segment has ``dcost > 0`` and ``dquality > 0``.
+
+    Attributes
+    ----------
+    base_cost, base_quality : (N,) float
+        Each prompt's cheapest hull option (highest quality among equally cheap ones).
+    base_option : (N,) int
+        Its option index (column of the option arrays).
+    prompt, option_from, option_to : (S,) int
+        Segment ``s`` moves prompt ``prompt[s]`` from option ``option_from[s]`` to
+        ``option_to[s]``.
+    dcost, dquality : (S,) float
+        The moves' cost and quality increments.
+    """
+
+    base_cost: np.ndarray
+    base_quality: np.ndarray
+    base_option: np.ndarray
+    prompt: np.ndarray
+    dcost: np.ndarray
+    dquality: np.ndarray
+    option_from: np.ndarray
+    option_to: np.ndarray
+
+    @property
+    def n_prompts(self) -> int:
+        return int(self.base_cost.shape[0])
+
+    @property
+    def n_segments(self) -> int:
+        return int(self.prompt.shape[0])
+
+    @property
+    def slope(self) -> np.ndarray:
+        """``dquality / dcost`` per segment (descending)."""
+        return self.dquality / self.dcost
+
+    def vertices(self, weights: np.ndarray | None = None) -> np.ndarray:
+        """All ``S + 1`` running points ``(cost, quality)`` for prompt ``weights``
+        (default ``1 / N`` each), collinear points included; segments of prompts with
+        zero weight are left out. See :func:`frontier_vertices` for the reduced set."""
+        w = _weights(weights, self.n_prompts)
+        ws = w[self.prompt]
+        use = ws > 0
+        x0 = float(np.sum(w * self.base_cost))
+        y0 = float(np.sum(w * self.base_quality))
+        x = x0 + np.cumsum(ws[use] * self.dcost[use])
+        y = y0 + np.cumsum(ws[use] * self.dquality[use])
+        return np.column_stack([np.r_[x0, x], np.r_[y0, y]])
+
+
+def _weights(weights: np.ndarray | None, n: int) -> np.ndarray:
+    if weights is None:
+        return np.full(n, 1.0 / n)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"weights must be shaped ({n},), got {w.shape}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("weights must be finite and >= 0")
+    total = w.sum()
+    if not total > 0:
+        raise ValueError("weights must not all be zero")
+    return w / total
+
+
+def _segments_from_dict(d: dict[str, np.ndarray]) -> HullSegments:
+    return HullSegments(
+        base_cost=np.asarray(d["base_cost"], dtype=np.float64),
+        base_quality=np.asarray(d["base_quality"], dtype=np.float64),
+        base_option=np.asarray(d["base_option"], dtype=np.int64),
+        prompt=np.asarray(d["prompt"], dtype=np.int64),
+        dcost=np.asarray(d["dcost"], dtype=np.float64),
+        dquality=np.asarray(d["dquality"], dtype=np.float64),
+        option_from=np.asarray(d["option_from"], dtype=np.int64),
+        option_to=np.asarray(d["option_to"], dtype=np.int64),
+    )
+
+
+def _prompt_hulls_np(c: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Reference: the monotone chain of frontier.hpp run for a block of prompts at
+    once (same comparisons and float operations, so identical hulls).
+
+    Returns (hull option indices (R, M), hull costs, hull qualities, lengths (R,)).
+    """
+    R, M = c.shape
+    avail = np.isfinite(c) & np.isfinite(q)
+    order = np.argsort(np.where(avail, c, np.inf), axis=1, kind="stable")
+    cs = np.take_along_axis(c, order, axis=1)
+    qs = np.take_along_axis(q, order, axis=1)
+    av = np.take_along_axis(avail, order, axis=1)
+    hull = np.zeros((R, M), dtype=np.int64)
+    hc = np.zeros((R, M))
+    hq = np.zeros((R, M))
+    h = np.zeros(R, dtype=np.int64)
+    rows = np.arange(R)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j in range(M):
+            act = av[:, j].copy()
+            if not act.any():
+                break  # unavailable options sort last
+            co, qo = cs[:, j], qs[:, j]
+            top = np.maximum(h - 1, 0)
+            has = h > 0
+            act &= ~(has & (qo <= hq[rows, top]))
+            replace = act & has & (co == hc[rows, top])
+            h -= replace
+            while True:
+                r = rows[act & (h >= 2)]
+                if r.size == 0:
+                    break
+                hh = h[r]
+                ac, aq = hc[r, hh - 2], hq[r, hh - 2]
+                bc, bq = hc[r, hh - 1], hq[r, hh - 1]
+                pop = (bq - aq) / (bc - ac) <= (qo[r] - bq) / (co[r] - bc)
+                if not pop.any():
+                    break
+                h[r[pop]] -= 1
+            r = rows[act]
+            hull[r, h[r]] = order[r, j]
+            hc[r, h[r]] = co[r]
+            hq[r, h[r]] = qo[r]
+            h[r] += 1
+    return hull, hc, hq, h
+
+
+def _hull_segments_np(option_cost: np.ndarray, option_quality: np.ndarray) -> dict:
+    N, M = option_cost.shape
+    base_cost = np.full(N, np.nan)
+    base_quality = np.full(N, np.nan)
+    base_option = np.full(N, -1, dtype=np.int64)
+    parts: list[tuple[np.ndarray, ...]] = []
+    for start in range(0, N, _NUMPY_CHUNK):
+        sl = slice(start, min(N, start + _NUMPY_CHUNK))
+        hull, hc, hq, h = _prompt_hulls_np(option_cost[sl], option_quality[sl])
+        got = np.flatnonzero(h > 0)
+        base_option[start + got] = hull[got, 0]
+        base_cost[start + got] = hc[got, 0]
+        base_quality[start + got] = hq[got, 0]
+        for i in range(1, int(h.max(initial=0))):
+            r = np.flatnonzero(h > i)
+            parts.append((start + r, np.full(r.size, i), hull[r, i - 1], hull[r, i],
+                          hc[r, i] - hc[r, i - 1], hq[r, i] - hq[r, i - 1]))
+    if parts:
+        prompt, pos, frm, to, dc, dq = (np.concatenate(a) for a in zip(*parts,
+                                                                       strict=True))
+    else:
+        prompt = pos = frm = to = np.zeros(0, dtype=np.int64)
+        dc = dq = np.zeros(0)
+    canonical = np.lexsort((pos, prompt))
+    order = canonical[np.argsort(-(dq[canonical] / dc[canonical]), kind="stable")]
+    return {
+        "base_cost": base_cost, "base_quality": base_quality,
+        "base_option": base_option, "prompt": prompt[order], "dcost": dc[order],
+        "dquality": dq[order], "option_from": frm[order], "option_to": to[order],
+    }
+
+
+def _check_segments(seg: HullSegments) -> HullSegments:
+    missing = np.flatnonzero(seg.base_option < 0)
+    if missing.size:
+        raise ValueError(
+            f"{missing.size} prompt(s) have no available option (first: row "
+            f"{int(missing[0])}); every prompt needs a finite cost and quality for at "
+            "least one option"
+        )
+    return seg
+
+
+def hull_segments(
+    option_cost: np.ndarray,
+    option_quality: np.ndarray,
+    *,
+    backend: str | None = None,
+) -> HullSegments:
+    """Per-prompt upper-left hulls of the options, merged by slope (SPEC 6 steps 1-2).
+
+    Parameters
+    ----------
+    option_cost, option_quality : (N, M) float
+        Cost (>= 0) and quality of option ``j`` on prompt ``n``; a NaN or infinite
+        cost or quality marks an unavailable option. Every prompt needs one
+        available option.
+    backend : ``None`` | ``"cpp"`` | ``"numba"`` | ``"numpy"``
+
+    Returns
+    -------
+    HullSegments
+        The frontier for prompt weights ``w`` is
+        ``(sum w * base_cost + cumsum(w[prompt] * dcost), ...)``; the backends return
+        identical segments (same tie rules and float operations).
+    """
+    name = resolve_backend(backend)
+    c = np.ascontiguousarray(option_cost, dtype=np.float64)
+    q = np.ascontiguousarray(option_quality, dtype=np.float64)
+    if c.ndim != 2:
+        raise ValueError(f"option_cost must be shaped (N, M), got {c.shape}")
+    if q.shape != c.shape:
+        raise ValueError(
+            f"option_quality shaped {q.shape} does not match option_cost {c.shape}"
+        )
+    if c.shape[0] == 0 or c.shape[1] == 0:
+        raise ValueError(f"no prompts or no options (shape {c.shape})")
+    if (c < 0).any():
+        raise ValueError("option_cost must be >= 0 (NaN/inf mark unavailable options)")
+    if name == "cpp":
+        d = core().hull_segments_dense(c, q)
+    elif name == "numba":
+        d = hull_segments_dense_nb(c, q)
+    else:
+        d = _hull_segments_np(c, q)
+    return _check_segments(_segments_from_dict(d))
+
+
+# --------------------------------------------------------------------------- options
+def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray:
+    """Mean cost of one generation per cell (N, L); NaN where unavailable."""
+    N, L = results.n_prompts, results.n_models
+    obs = results.observed
+    if cost is None:
+        if not results.has_cost:
+            raise ValueError(
+                "these results have no cost; pass cost='unit' to count generations "
+                "(cost 1 each), or cost=<array (N, L) or (L,)> with the cost of one "
+                "generation per cell or per model"
+            )
+        out = np.array(results.mean_cost, dtype=np.float64)
+    elif isinstance(cost, str):
+        if cost != "unit":
+            raise ValueError(f"cost must be None, 'unit' or an array, got {cost!r}")
+        out = np.ones((N, L))
+    else:
+        arr = np.asarray(cost, dtype=np.float64)
+        if arr.shape == (L,):
+            arr = np.broadcast_to(arr, (N, L))
+        if arr.shape != (N, L):
+            raise ValueError(
+                f"cost must be shaped ({N}, {L}) or ({L},), got {arr.shape}"
+            )
+        if (arr < 0).any():
+            raise ValueError("cost must be >= 0 (NaN marks an unavailable cell)")
+        out = np.array(arr)
+    out[~obs] = np.nan
+    return out
+
+
+def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
+    """Per-cell single-generation quality (N, L); NaN where not run."""
+    if isinstance(quality, str) and quality == "naive":
+        return results.p_hat
+    if not isinstance(quality, str):
+        arr = np.array(quality, dtype=np.float64)
+        if arr.shape != (results.n_prompts, results.n_models):
+            raise ValueError(
+                "quality array must be shaped "
+                f"{(results.n_prompts, results.n_models)}, got {arr.shape}"
+            )
+        arr[~results.observed] = np.nan
+        return arr
+    try:
+        from . import debias  # type: ignore[attr-defined]
+    except ImportError:
+        debias = None
+    fn = getattr(debias, "cell_quality", None)
+    if fn is None:
+        raise ValueError(
+            f"quality={quality!r} is not supported yet: supported now are 'naive' "
+            "and an (N, L) array of per-cell quality estimates (debiased per-cell "
+            "estimates plug in through capfront.debias.cell_quality when available)"
+        )
+    arr = np.array(fn(results, quality), dtype=np.float64)
+    arr[~results.observed] = np.nan
+    return arr
+
+
+def _resolve_max_k(results: EvalResults, posthoc: bool, max_k: int | None) -> int:
+    if not posthoc:
+        if max_k not in (None, 1):
+            raise ValueError("max_k applies to posthoc=True only")
+        return 1
+    if max_k is None:
+        return results.max_draws
+    k = int(max_k)
+    if k < 1:
+        raise ValueError(f"max_k must be >= 1, got {max_k}")
+    return min(k, results.max_draws)
+
+
+def _graded_best_of_k(results: EvalResults, K: int) -> np.ndarray:
+    """(N, L, K): unbiased E[max of k of the G draws] from the raw scores."""
+    if results.scores is None:
+        raise ValueError(
+            "posthoc options of graded scores need the raw scores (build the results "
+            "with keep_scores=True)"
+        )
+    scores = np.asarray(results.scores, dtype=np.float64)
+    valid = (np.ones(scores.shape, dtype=bool) if results.mask is None
+             else np.asarray(results.mask, dtype=bool))
+    srt = np.sort(np.where(valid, scores, np.inf), axis=2)  # valid ones first
+    G = results.n_draws
+    out = np.full((*G.shape, K), np.nan)
+    from scipy.special import comb
+
+    for g in np.unique(G[G > 0]):
+        cells = G == g
+        vals = srt[cells][:, :g]  # ascending
+        i = np.arange(1, g + 1)
+        for k in range(1, min(K, g) + 1):
+            w = comb(i - 1, k - 1) / comb(g, k)
+            out[cells, k - 1] = vals @ w
+    return out
+
+
+def _binary_pass_at_k(S: np.ndarray, G: np.ndarray, K: int) -> np.ndarray:
+    """(N, L, K) unbiased pass@k by ``r_k = r_{k-1} (G-S-k+1)/(G-k+1)`` (as in
+    frontier.hpp, same float operations); NaN where ``k > G``."""
+    out = np.full((*S.shape, K), np.nan)
+    r = np.ones(S.shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in range(1, K + 1):
+            num = G - S - k + 1
+            r = np.where(num > 0, r * (num.astype(np.float64)
+                                       / (G - k + 1).astype(np.float64)), 0.0)
+            out[:, :, k - 1] = np.where(k <= G, 1.0 - r, np.nan)
+    return out
+
+
+def frontier_options(
+    results: EvalResults,
+    *,
+    posthoc: bool = False,
+    max_k: int | None = None,
+    quality: str | np.ndarray = "naive",
+    cost: str | np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every prompt's routing options as dense arrays (SPEC 6).
+
+    Parameters
+    ----------
+    results : EvalResults
+    posthoc : bool
+        ``False``: one option per model, ``(cbar[n, l], q[n, l])``. ``True``: best of
+        ``k`` generations of each model, ``k = 1..max_k``:
+        ``(k * cbar[n, l], pass@k[n, l])`` (unbiased pass@k, or the unbiased expected
+        max of ``k`` draws for graded scores).
+    max_k : int, optional
+        Largest ``k`` (default: the most draws of any cell); ``k > n_draws[n, l]`` is
+        unavailable.
+    quality : ``"naive"`` or (N, L) array
+        Per-cell quality of one generation: ``p_hat`` (naive) or given estimates
+        (prehoc only). Debiased method names are looked up in ``capfront.debias``.
+    cost : None, ``"unit"`` or array (N, L) / (L,)
+        Cost of one generation: the results' mean cost per cell (default),
+        1 per generation, or given (NaN marks an unavailable cell).
+
+    Returns
+    -------
+    option_cost, option_quality : (N, M) float
+        NaN for unavailable options (model not run, ``k > n_draws``, NaN cost).
+    option_model : (M,) int
+        Model index (into ``results.models``) of each option.
+    option_k : (M,) int
+        Generations ``k`` of each option (1 for prehoc).
+        Option ``j = l * K + (k - 1)``.
+    """
+    K = _resolve_max_k(results, posthoc, max_k)
+    cbar = _cell_cost(results, cost)
+    N, L = cbar.shape
+    option_model = np.repeat(np.arange(L, dtype=np.int64), K)
+    option_k = np.tile(np.arange(1, K + 1, dtype=np.int64), L)
+    if not posthoc:
+        q = _cell_quality(results, quality)
+        c = np.where(np.isfinite(q), cbar, np.nan)
+        return c, np.where(np.isfinite(c), q, np.nan), option_model, option_k
+    if not (isinstance(quality, str) and quality == "naive"):
+        raise ValueError(
+            "posthoc=True uses the unbiased pass@k of each cell as its quality; "
+            "quality= other than 'naive' applies to the prehoc frontier only"
+        )
+    if results.is_binary:
+        S = np.rint(results.successes).astype(np.int64)
+        qk = _binary_pass_at_k(S, results.n_draws.astype(np.int64), K)
+    else:
+        qk = _graded_best_of_k(results, K)
+    ks = np.arange(1, K + 1, dtype=np.float64)
+    ck = ks[None, None, :] * cbar[:, :, None]
+    ck = np.where(np.isfinite(qk), ck, np.nan)
+    qk = np.where(np.isfinite(ck), qk, np.nan)
+    return ck.reshape(N, L * K), qk.reshape(N, L * K), option_model, option_k
+
+
+def frontier_segments(
+    results: EvalResults,
+    *,
+    posthoc: bool = False,
+    max_k: int | None = None,
+    quality: str | np.ndarray = "naive",
+    cost: str | np.ndarray | None = None,
+    backend: str | None = None,
+) -> tuple[HullSegments, np.ndarray, np.ndarray]:
+    """``hull_segments(*frontier_options(...)[:2])`` and the option labels
+    ``(option_model, option_k)``, without building the ``(N, L*K)`` option arrays for
+    binary posthoc options on the ``cpp``/``numba`` backends (identical result)."""
+    name = resolve_backend(backend)
+    K = _resolve_max_k(results, posthoc, max_k)
+    L = results.n_models
+    fused = (posthoc and results.is_binary and name != "numpy"
+             and isinstance(quality, str) and quality == "naive")
+    if not fused:
+        c, q, om, ok = frontier_options(results, posthoc=posthoc, max_k=max_k,
+                                        quality=quality, cost=cost)
+        return hull_segments(c, q, backend=name), om, ok
+    cbar = np.ascontiguousarray(_cell_cost(results, cost))
+    S = np.ascontiguousarray(np.rint(results.successes).astype(np.int64))
+    G = np.ascontiguousarray(results.n_draws.astype(np.int64))
+    if name == "cpp":
+        d = core().hull_segments_posthoc(S, G, cbar, K)
+    else:
+        d = hull_segments_posthoc_nb(S, G, cbar, K)
+    om = np.repeat(np.arange(L, dtype=np.int64), K)
+    ok = np.tile(np.arange(1, K + 1, dtype=np.int64), L)
+    return _check_segments(_segments_from_dict(d)), om, ok
+
+
+# --------------------------------------------------------------------------- metrics
+def frontier_vertices(segments: HullSegments, weights: np.ndarray | None = None
+                      ) -> np.ndarray:
+    """The frontier's vertices ``(M, 2)``, cost ascending: the running points of
+    :meth:`HullSegments.vertices` with interior points of equal-slope runs removed
+    (exactly equal slopes; the segments are sorted, so runs are adjacent)."""
+    w = _weights(weights, segments.n_prompts)
+    pts = segments.vertices(w)
+    use = w[segments.prompt] > 0
+    slope = segments.slope[use]
+    if slope.size <= 1:
+        return pts
+    keep = np.ones(len(pts), dtype=bool)
+    keep[1:-1] = slope[:-1] != slope[1:]
+    return pts[keep]
+
+
+def quality_at(vertices: np.ndarray, cost: float | np.ndarray) -> np.ndarray | float:
+    """Frontier quality at a mean cost (linear interpolation on the vertices): NaN
+    below the cheapest policy's cost, the top quality above the frontier's end."""
+    v = np.asarray(vertices, dtype=np.float64)
+    x = np.asarray(cost, dtype=np.float64)
+    out = np.interp(x, v[:, 0], v[:, 1], right=v[-1, 1])
+    out = np.where(x < v[0, 0], np.nan, out)
+    return float(out) if out.ndim == 0 else out
+
+
+def cost_at(vertices: np.ndarray, quality: float | np.ndarray) -> np.ndarray | float:
+    """Least mean cost that reaches a quality on the frontier: the cheapest policy's
+    cost at or below its quality, NaN above the frontier's top quality."""
+    v = np.asarray(vertices, dtype=np.float64)
+    y = np.asarray(quality, dtype=np.float64)
+    out = np.interp(y, v[:, 1], v[:, 0], left=v[0, 0])
+    out = np.where(y > v[-1, 1], np.nan, out)
+    return float(out) if out.ndim == 0 else out
+
+
+def frontier_aiq(vertices: np.ndarray) -> float:
+    """RouterBench's AIQ: area under the frontier over its cost range, divided by the
+    range (the quality itself for a single-point frontier)."""
+    v = np.asarray(vertices, dtype=np.float64)
+    span = v[-1, 0] - v[0, 0]
+    if not span > 0:
+        return float(v[-1, 1])
+    area = float(np.sum(np.diff(v[:, 0]) * (v[1:, 1] + v[:-1, 1]) / 2.0))
+    return area / span
+
+
+def frontier_metrics(vertices: np.ndarray, best_cost: float, best_accuracy: float
+                     ) -> dict[str, float]:
+    """Matched-cost comparison of a frontier with a single model (SPEC 6).
+
+    - ``error_reduction = (err_best - err_frontier(C_best)) / err_best``, with
+      ``err = 1 - accuracy`` (NaN when ``err_best == 0``);
+    - ``cost_reduction = 1 - cost_frontier(A_best) / C_best`` (NaN when
+      ``C_best == 0``);
+    - ``aiq``: :func:`frontier_aiq`.
+
+    Works on any vertex array whose cost column ascends (collinear and repeated
+    points allowed), e.g. :meth:`HullSegments.vertices` of a bootstrap replicate.
+    """
+    err_best = 1.0 - float(best_accuracy)
+    q = quality_at(vertices, best_cost)
+    c = cost_at(vertices, best_accuracy)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        er = (err_best - (1.0 - q)) / err_best if err_best > 0 else float("nan")
+        cr = 1.0 - c / float(best_cost) if best_cost > 0 else float("nan")
+    return {"error_reduction": float(er), "cost_reduction": float(cr),
+            "aiq": frontier_aiq(vertices)}
+
+
+# --------------------------------------------------------------------------- policy
+@dataclass
+class PolicyAt:
+    """The frontier's routing policy at a budget.
+
+    Attributes
+    ----------
+    cost, quality : float
+        Mean cost (= the budget, or the frontier's end) and mean quality.
+    option : (N,) int
+        Option chosen per prompt (-1 for prompts outside the frontier's benchmark);
+        for the randomised prompt, the cheaper of its two options.
+    model : (N,) str
+        Model of the chosen option ("" outside the benchmark).
+    k : (N,) int
+        Generations of the chosen option (0 outside the benchmark).
+    share : pandas.Series
+        Share of (weighted) prompts routed to each model; the randomised prompt
+        counts fractionally.
+    randomised : dict or None
+        ``{"prompt", "prompt_label", "from", "to", "p_to"}``: at a budget between
+        two vertices one prompt takes option ``to = (model, k)`` with probability
+        ``p_to`` and ``from`` otherwise; ``None`` when the budget is met by a
+        deterministic policy.
+    """
+
+    cost: float
+    quality: float
+    option: np.ndarray
+    model: np.ndarray
+    k: np.ndarray
+    share: pd.Series
+    randomised: dict[str, Any] | None = None
+
+
+# --------------------------------------------------------------------------- Frontier
+@dataclass
+class Frontier:
+    """The exact cost-quality frontier (SPEC 6). Build with :func:`frontier`.
+
+    Attributes
+    ----------
+    vertices : (M, 2) array
+        ``(mean cost per prompt, mean quality)``, cost ascending: the upper concave
+        boundary of all randomised routing policies (collinear points removed).
+    segments : HullSegments
+    option_model, option_k : (M_options,) int
+    models : model names
+    weights : (N,) prompt weights (``1 / N`` each, or the benchmark's prompts)
+    band : dict with ``cost``, ``lower``, ``upper`` arrays, or None
+        Bootstrap band of ``quality_at`` (see :meth:`with_band`); drawn by :meth:`plot`.
+    """
+
+    vertices: np.ndarray
+    segments: HullSegments
+    option_model: np.ndarray
+    option_k: np.ndarray
+    models: np.ndarray
+    weights: np.ndarray
+    results: EvalResults = field(repr=False)
+    posthoc: bool = False
+    max_k: int = 1
+    quality: Any = "naive"
+    cost: Any = None
+    benchmark_labels: np.ndarray | None = None
+    backend: str | None = None
+    band: dict[str, np.ndarray] | None = None
+
+    # ---------------------------------------------------------------- lookups
+    def quality_at(self, cost: float | np.ndarray) -> np.ndarray | float:
+        """Frontier quality at mean cost ``cost`` (linear interpolation on the
+        vertices; NaN below the cheapest policy, top quality beyond the end)."""
+        return quality_at(self.vertices, cost)
+
+    def cost_at(self, quality: float | np.ndarray) -> np.ndarray | float:
+        """Least mean cost reaching ``quality`` (NaN above the top quality)."""
+        return cost_at(self.vertices, quality)
+
+    def aiq(self) -> float:
+        """Area under the frontier over its cost range divided by the range
+        (RouterBench's AIQ)."""
+        return frontier_aiq(self.vertices)
+
+    @property
+    def max_quality(self) -> float:
+        return float(self.vertices[-1, 1])
+
+    @property
+    def min_cost(self) -> float:
+        return float(self.vertices[0, 0])
+
+    def policy_at(self, cost: float) -> PolicyAt:
+        """The frontier's policy at mean budget ``cost``: segments are applied in
+        slope order while they fit; the first that does not fit is applied to its
+        prompt with probability ``p_to`` (the one randomised prompt)."""
+        seg, w = self.segments, self.weights
+        cost = float(cost)
+        if not cost >= self.min_cost - 1e-12 * max(1.0, abs(self.min_cost)):
+            raise ValueError(
+                f"budget {cost} is below the cheapest policy's mean cost "
+                f"{self.min_cost}"
+            )
+        ws = w[seg.prompt]
+        idx = np.flatnonzero(ws > 0)
+        dx = ws[idx] * seg.dcost[idx]
+        x0 = float(np.sum(w * seg.base_cost))
+        y0 = float(np.sum(w * seg.base_quality))
+        xs = x0 + np.cumsum(dx)
+        n_full = int(np.searchsorted(xs, cost, side="right"))
+        applied = idx[:n_full]
+        option = seg.base_option.copy()
+        last = np.full(seg.n_prompts, -1, dtype=np.int64)
+        np.maximum.at(last, seg.prompt[applied], applied)
+        moved = last >= 0
+        option[moved] = seg.option_to[last[moved]]
+        quality = y0 + float(np.sum(ws[applied] * seg.dquality[applied]))
+        spent = float(xs[n_full - 1]) if n_full else x0
+        randomised = None
+        p_to = 0.0
+        s = -1
+        if n_full < idx.size and cost > spent:
+            s = int(idx[n_full])
+            p_to = (cost - spent) / float(dx[n_full])
+            if p_to > 0:
+                quality += p_to * float(ws[s] * seg.dquality[s])
+                spent = cost
+        model_idx = self.option_model[option]
+        k = self.option_k[option]
+        inside = w > 0
+        names = np.where(inside, self.models.astype(str)[model_idx], "")
+        option = np.where(inside, option, -1)
+        k = np.where(inside, k, 0)
+        share = pd.Series(
+            np.bincount(model_idx[inside], weights=w[inside],
+                        minlength=len(self.models)),
+            index=pd.Index(self.models.astype(str), name="model"), name="share",
+        )
+        if s >= 0 and p_to > 0:
+            n = int(seg.prompt[s])
+            fm, to = int(self.option_model[seg.option_from[s]]), int(
+                self.option_model[seg.option_to[s]])
+            share.iloc[fm] -= p_to * w[n]
+            share.iloc[to] += p_to * w[n]
+            randomised = {
+                "prompt": n,
+                "prompt_label": self.results.prompts[n],
+                "from": (str(self.models[fm]), int(self.option_k[seg.option_from[s]])),
+                "to": (str(self.models[to]), int(self.option_k[seg.option_to[s]])),
+                "p_to": float(p_to),
+            }
+        return PolicyAt(cost=spent, quality=quality, option=option, model=names, k=k,
+                        share=share, randomised=randomised)
+
+    # ---------------------------------------------------------------- singles
+    def single_points(self) -> pd.DataFrame:
+        """Single models (``k = 1``) and, for a posthoc frontier, their best-of-k
+        points: ``(model, k, cost = k * C_l, quality = mean pass@k)`` over the
+        frontier's prompts where the model has at least ``k`` draws."""
+        c, q, om, ok = _single_options(self)
+        w = self.weights
+        rows = []
+        for j in range(len(om)):
+            ok_rows = np.isfinite(c[:, j]) & np.isfinite(q[:, j]) & (w > 0)
+            if not ok_rows.any():
+                continue
+            ww = w[ok_rows] / w[ok_rows].sum()
+            rows.append({"model": str(self.models[om[j]]), "k": int(ok[j]),
+                         "cost": float(ww @ c[ok_rows, j]),
+                         "quality": float(ww @ q[ok_rows, j]),
+                         "coverage": float(w[ok_rows].sum())})
+        return pd.DataFrame(rows, columns=["model", "k", "cost", "quality", "coverage"])
+
+    def best_single(self) -> tuple[str, float, float]:
+        """(model, accuracy, mean cost) of the most accurate single model (one
+        generation) on the frontier's prompts; ties go to the cheapest, then the
+        first."""
+        pts = self.single_points()
+        pts = pts[pts["k"] == 1].reset_index(drop=True)
+        best = pts["quality"].max()
+        cand = pts[pts["quality"] == best].sort_values("cost", kind="stable")
+        row = cand.iloc[0]
+        return str(row["model"]), float(row["quality"]), float(row["cost"])
+
+    def _groups(self) -> dict[str, np.ndarray]:
+        w = self.weights
+        if self.benchmark_labels is None:
+            return {"all": w}
+        labels = self.benchmark_labels.astype(str)
+        out = {}
+        for name in dict.fromkeys(labels[w > 0]):
+            out[name] = np.where(labels == name, w, 0.0)
+        return out
+
+    def sub(self, weights: np.ndarray) -> Frontier:
+        """The frontier of the same options for other prompt weights (e.g. one
+        benchmark's prompts); no hull is recomputed."""
+        w = _weights(weights, self.segments.n_prompts)
+        return Frontier(
+            vertices=frontier_vertices(self.segments, w), segments=self.segments,
+            option_model=self.option_model, option_k=self.option_k, models=self.models,
+            weights=w, results=self.results, posthoc=self.posthoc, max_k=self.max_k,
+            quality=self.quality, cost=self.cost, benchmark_labels=None,
+            backend=self.backend,
+        )
+
+    def versus_best_single(
+        self, ci: float | None = None, level: float = 0.95, **bootstrap_kwargs: Any
+    ) -> pd.DataFrame:
+        """Frontier against the best single model, per benchmark and averaged.
+
+        Per benchmark: the most accurate single model (``A_best``, ``C_best``),
+        ``error_reduction = (err_best - err_frontier(C_best)) / err_best`` with
+        ``err = 1 - accuracy``, ``cost_reduction = 1 - cost_frontier(A_best) / C_best``,
+        ``aiq``, and the frontier's top quality (the oracle). The row ``"mean"``
+        averages the benchmarks' values (only with benchmark labels).
+
+        ``ci`` (a confidence level, e.g. 0.95; ``level`` is used when ``ci=True``)
+        adds bootstrap intervals from :func:`capfront.bootstrap.bootstrap`.
+        """
+        rows = []
+        for name, w in self._groups().items():
+            sub = self.sub(w)
+            model, acc, cost = sub.best_single()
+            m = frontier_metrics(sub.vertices, cost, acc)
+            rows.append({
+                "benchmark": name, "n_prompts": int((w > 0).sum()),
+                "best_model": model, "best_accuracy": acc, "best_cost": cost,
+                "frontier_quality_at_best_cost": sub.quality_at(cost),
+                "error_reduction": m["error_reduction"],
+                "frontier_cost_at_best_accuracy": sub.cost_at(acc),
+                "cost_reduction": m["cost_reduction"], "aiq": m["aiq"],
+                "oracle_quality": sub.max_quality, "oracle_cost": float(
+                    sub.vertices[-1, 0]),
+            })
+        table = pd.DataFrame(rows).set_index("benchmark")
+        if len(rows) > 1:
+            num = table.select_dtypes("number").mean()
+            num["n_prompts"] = int(table["n_prompts"].sum())
+            mean_row = num.to_frame().T
+            mean_row.index = ["mean"]
+            mean_row["best_model"] = ""
+            table = pd.concat([table, mean_row[table.columns]])
+            table.index.name = "benchmark"
+        if ci is not None and ci is not False:
+            table = self._add_ci(table, level if ci is True else float(ci),
+                                 **bootstrap_kwargs)
+        return table
+
+    def _add_ci(self, table: pd.DataFrame, level: float, **kwargs: Any
+                ) -> pd.DataFrame:
+        try:
+            from . import bootstrap as _bootstrap  # type: ignore[attr-defined]
+        except ImportError:
+            _bootstrap = None
+        fn = getattr(_bootstrap, "bootstrap", None)
+        if fn is None:
+            raise NotImplementedError(
+                "versus_best_single(ci=...) needs capfront.bootstrap.bootstrap, which "
+                "is not available in this build yet; call it with ci=None"
+            )
+        table = table.copy()
+        for stat, col in (("frontier_error_reduction", "error_reduction"),
+                          ("frontier_cost_reduction", "cost_reduction")):
+            lo, hi = [], []
+            for _name, w in self._groups().items():
+                data = (self.results if w.all() else
+                        self.results.select(np.flatnonzero(w > 0)))
+                res = fn(data, stat, level=level, **kwargs)
+                lo.append(float(res.ci[0]))
+                hi.append(float(res.ci[1]))
+            if len(table) > len(lo):
+                lo.append(float("nan"))
+                hi.append(float("nan"))
+            table[f"{col}_low"] = lo
+            table[f"{col}_high"] = hi
+        return table
+
+    # ---------------------------------------------------------------- band / plot
+    def with_band(self, n_resamples: int = 200, level: float = 0.95, seed: int = 0,
+                  n_grid: int = 200) -> Frontier:
+        """Attach a percentile bootstrap band of ``quality_at`` over a cost grid:
+        prompts resampled with replacement (multinomial weights from
+        ``numpy.random.Philox(seed)``), one hull sort reused for every replicate.
+        Returns ``self``."""
+        if not 0 < level < 1:
+            raise ValueError("level must lie in (0, 1)")
+        rng = np.random.Generator(np.random.Philox(seed))
+        inside = np.flatnonzero(self.weights > 0)
+        grid = np.linspace(self.min_cost, self.vertices[-1, 0], n_grid)
+        reps = np.empty((n_resamples, n_grid))
+        p = self.weights[inside] / self.weights[inside].sum()
+        for b in range(n_resamples):
+            w = np.zeros(self.segments.n_prompts)
+            w[inside] = rng.multinomial(inside.size, p)
+            v = self.segments.vertices(w)
+            reps[b] = np.interp(grid, v[:, 0], v[:, 1], left=np.nan, right=v[-1, 1])
+        a = (1 - level) / 2
+        lower, upper = np.nanquantile(reps, [a, 1 - a], axis=0)
+        self.band = {"cost": grid, "lower": lower, "upper": upper, "level": level}
+        return self
+
+    def plot(self, ax: Any = None, *, label_models: bool = True, logx: bool = False,
+             cost_label: str = "mean cost per prompt") -> Any:
+        """Draw the frontier, every single model (labelled), each model's best-of-k
+        points (posthoc) and the bootstrap band when attached. Returns the Axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 5.5))
+        v = self.vertices
+        if self.band is not None:
+            ax.fill_between(self.band["cost"], self.band["lower"], self.band["upper"],
+                            color="tab:blue", alpha=0.2, lw=0,
+                            label=f"{self.band.get('level', 0.95):.0%} bootstrap band")
+        kind = "posthoc" if self.posthoc else "prehoc"
+        ax.plot(v[:, 0], v[:, 1], "-", color="tab:blue", lw=2,
+                label=f"frontier ({kind})")
+        pts = self.single_points()
+        singles = pts[pts["k"] == 1]
+        ax.scatter(singles["cost"], singles["quality"], s=18, color="tab:red",
+                   zorder=3, label="single models")
+        if self.posthoc:
+            for _model, grp in pts.groupby("model", sort=False):
+                grp = grp.sort_values("k")
+                if len(grp) < 2:
+                    continue
+                ax.plot(grp["cost"], grp["quality"], ":", color="gray", lw=0.8)
+                ax.scatter(grp["cost"].iloc[1:], grp["quality"].iloc[1:], s=6,
+                           color="gray", zorder=2)
+                last = grp.iloc[-1]
+                if label_models:
+                    ax.annotate(f"k={int(last['k'])}", (last["cost"], last["quality"]),
+                                fontsize=5, color="gray", xytext=(2, 0),
+                                textcoords="offset points")
+        if label_models:
+            for _, row in singles.iterrows():
+                ax.annotate(str(row["model"]), (row["cost"], row["quality"]),
+                            fontsize=5, xytext=(2, 2), textcoords="offset points")
+        if logx:
+            ax.set_xscale("log")
+        ax.set_xlabel(cost_label)
+        ax.set_ylabel("mean quality")
+        ax.legend(loc="lower right", fontsize=8)
+        ax.grid(alpha=0.3)
+        return ax
+
+
+def _single_options(fr: Frontier) -> tuple[np.ndarray, ...]:
+    """Dense per-model options for the single-model points (prehoc quality for
+    ``k = 1``, pass@k for ``k > 1``)."""
+    return frontier_options(fr.results, posthoc=fr.posthoc,
+                            max_k=fr.max_k if fr.posthoc else None,
+                            quality=fr.quality if not fr.posthoc else "naive",
+                            cost=fr.cost)
+
+
+def _benchmark_weights(results: EvalResults, benchmark: Any
+                       ) -> tuple[np.ndarray, np.ndarray | None]:
+    N = results.n_prompts
+    if benchmark is None:
+        return np.full(N, 1.0 / N), results.benchmark
+    if isinstance(benchmark, str):
+        if results.benchmark is None:
+            raise ValueError(
+                f"benchmark={benchmark!r} given but the results have no benchmark "
+                "labels"
+            )
+        sel = results.benchmark.astype(str) == benchmark
+        if not sel.any():
+            known = sorted(set(results.benchmark.astype(str)))
+            raise ValueError(f"unknown benchmark {benchmark!r}; known: {known}")
+        return sel / sel.sum(), None
+    labels = np.asarray(benchmark)
+    if labels.shape != (N,):
+        raise ValueError(
+            f"benchmark must be a label or an array of {N} per-prompt labels, got "
+            f"shape {labels.shape}"
+        )
+    return np.full(N, 1.0 / N), labels
+
+
+def frontier(
+    results: EvalResults,
+    *,
+    posthoc: bool = False,
+    quality: str | np.ndarray = "naive",
+    max_k: int | None = None,
+    benchmark: str | Sequence[str] | np.ndarray | None = None,
+    backend: str | None = None,
+    cost: str | np.ndarray | None = None,
+) -> Frontier:
+    """The exact cost-quality frontier of oracle routing (SPEC 6).
+
+    Per prompt, the upper-left convex hull of its options; all hull segments sorted by
+    slope (quality gained per cost) descending; every prompt starts at its cheapest
+    option and the segments are applied in order: the running means are the
+    vertices. ``O(N M log(N M))`` for ``M`` options per prompt, no lambda grid.
+
+    Parameters
+    ----------
+    results : EvalResults
+    posthoc : bool
+        Add best-of-``k`` options of every model (quality = unbiased pass@k, cost =
+        ``k`` times the cell's mean cost).
+    quality : ``"naive"`` or (N, L) array
+        Per-cell quality of one generation: ``p_hat`` or given (e.g. debiased)
+        estimates; debiased method names are taken from ``capfront.debias`` when it
+        offers per-cell estimates.
+    max_k : int, optional
+        Largest ``k`` for posthoc (default: the most draws of any cell).
+    benchmark : label or (N,) labels, optional
+        A label restricts the frontier to that benchmark's prompts; an array of
+        per-prompt labels (default: ``results.benchmark``) defines the groups of
+        :meth:`Frontier.versus_best_single`.
+    backend : ``None`` | ``"cpp"`` | ``"numba"`` | ``"numpy"``
+    cost : None | ``"unit"`` | array (N, L) or (L,)
+        Cost of one generation (default: the results' mean cost per cell; data
+        without cost raises and suggests ``cost="unit"``).
+
+    Returns
+    -------
+    Frontier
+    """
+    name = resolve_backend(backend)
+    weights, labels = _benchmark_weights(results, benchmark)
+    K = _resolve_max_k(results, posthoc, max_k)
+    seg, om, ok = frontier_segments(results, posthoc=posthoc, max_k=max_k,
+                                    quality=quality, cost=cost, backend=name)
+    return Frontier(
+        vertices=frontier_vertices(seg, weights), segments=seg, option_model=om,
+        option_k=ok, models=np.asarray(results.models), weights=weights,
+        results=results, posthoc=posthoc, max_k=K, quality=quality, cost=cost,
+        benchmark_labels=labels, backend=name,
+    )
