@@ -7,6 +7,7 @@ G generations]``.
 
 from __future__ import annotations
 
+from . import studies
 from ._backend import (
     BACKENDS,
     available_backends,
@@ -59,6 +60,7 @@ __all__ = [
     "set_num_threads",
     "simulate",
     "single_models",
+    "studies",
     "subsample_curve",
     "sufficient_stats",
 ]

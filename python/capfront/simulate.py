@@ -24,6 +24,7 @@ def simulate(
     as_counts: bool | None = None,
     model_skill: np.ndarray | None = None,
     draw_correlation: float = 0.0,
+    cell_sd: float = 0.0,
 ) -> EvalResults:
     """Simulate an evaluation with known per-cell success probabilities.
 
@@ -45,6 +46,10 @@ def simulate(
     ``model_skill`` (L, K) fixes ``theta`` instead of drawing it (the random stream
     is consumed as usual, so topics and difficulties match a run without it); costs
     then rank models by ``model_skill.mean(axis=1)``.
+
+    ``cell_sd > 0`` adds a model-by-prompt aptitude ``u[n, l] ~ N(0, cell_sd^2)`` to
+    ``logit q`` (SPEC 4b's cell effect), so the best model varies between prompts of
+    one topic too.
 
     ``draw_correlation = rho_d > 0`` correlates the draws *across models* (Gaussian
     copula): generation ``g`` of model ``l`` on prompt ``n`` succeeds when
@@ -68,6 +73,8 @@ def simulate(
         raise ValueError("within_cell_correlation must lie in [0, 1)")
     if specialisation < 0:
         raise ValueError("specialisation must be >= 0")
+    if not cell_sd >= 0.0:
+        raise ValueError("cell_sd must be >= 0")
     if not 0.0 <= draw_correlation < 1.0:
         raise ValueError("draw_correlation must lie in [0, 1)")
     rng = np.random.default_rng(seed)
@@ -89,7 +96,10 @@ def simulate(
             raise ValueError(f"model_skill must be a finite ({L}, {K}) array")
         base = theta.mean(axis=1)
     difficulty = rng.normal(0.0, difficulty_sd, size=N)
-    q = 1.0 / (1.0 + np.exp(-(theta[:, topic].T - difficulty[:, None])))
+    logit_q = theta[:, topic].T - difficulty[:, None]
+    if cell_sd > 0:
+        logit_q = logit_q + rng.normal(0.0, cell_sd, size=(N, L))
+    q = 1.0 / (1.0 + np.exp(-logit_q))
     rho = float(within_cell_correlation)
     if rho > 0:
         conc = (1.0 - rho) / rho

@@ -12,5 +12,6 @@ CLI is ``capfront study bias-decay|topic-entropy [--out DIR]``.
 from __future__ import annotations
 
 from .bias_decay import BiasDecayResult, bias_decay
+from .topic_entropy import TopicEntropyResult, topic_entropy
 
-__all__ = ["BiasDecayResult", "bias_decay"]
+__all__ = ["BiasDecayResult", "TopicEntropyResult", "bias_decay", "topic_entropy"]

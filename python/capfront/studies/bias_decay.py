@@ -34,9 +34,11 @@ class BiasDecayResult:
     ----------
     table : DataFrame
         One row per (scenario, ``n_draws``): ``bias`` (mean over reps of the exact
-        ``E[O_biased] - O_true``), ``bias_sd`` (sd over reps), ``bias_realised``
-        (mean over reps of the subsample curve of one simulated data set with
-        ``max(draws)`` draws, minus ``O_true``), ``gaussian_approx``
+        ``E[O_biased] - O_true``; Monte Carlo for the correlated scenarios),
+        ``bias_sd`` (sd over reps, i.e. over workloads), ``bias_realised`` (mean over
+        reps of one simulated data set's ``O_biased(G) - O_true``: the subsample curve
+        of a data set with ``max(draws)`` draws, or its first ``G`` draws when
+        correlated), ``sigma = mean sqrt(p (1 - p))``, ``gaussian_approx``
         ``= sigma * sqrt(2 log L / G)``, ``gaussian_exact`` ``= sigma * e_L / sqrt(G)``
         (``e_L`` the exact mean of the max of ``L`` standard normals),
         ``ratio_approx = bias / gaussian_approx``, ``fitted`` ``= a G^-lambda`` of the
@@ -49,7 +51,8 @@ class BiasDecayResult:
         Equal-``p`` models: exact bias against the Gaussian approximation over a grid
         of ``L`` and ``G`` (claim 2 of the paper).
     settings : dict
-        The arguments of the run.
+        The arguments of the run, and ``rep_seeds`` (the ``simulate`` seed of rep
+        ``r``, shared by all scenarios).
     """
 
     table: pd.DataFrame
@@ -198,7 +201,7 @@ def bias_decay(
     *,
     n_models: int = 8,
     draws: Sequence[int] = DEFAULT_DRAWS,
-    correlation: float | Sequence[float] = 0.3,
+    correlation: float | Sequence[float] = (0.3, 0.7),
     n_reps: int = 20,
     seed: int = 0,
     n_prompts: int = 1000,
@@ -378,6 +381,7 @@ def bias_decay(
         "specialisation": specialisation,
         "n_boot": B,
         "n_sims": n_sims,
+        "rep_seeds": tuple(int(v) for v in rep_seeds),
     }
     return BiasDecayResult(table=table, fits=fits, gaussian=gaussian, settings=settings)
 
