@@ -45,6 +45,16 @@ py::array_t<double> subsample_curve(const carray<std::int64_t>& successes,
     const std::int64_t* s = successes.data();
     const std::int64_t* g = n_draws.data();
     const std::int64_t* z = sizes.data();
+    // The kernel indexes tables by these: check them here, never crash.
+    std::int64_t g_min = -1;
+    for (std::size_t i = 0; i < N * L; ++i) {
+        require(s[i] >= 0 && s[i] <= std::max<std::int64_t>(g[i], 0),
+                "successes must lie between 0 and n_draws");
+        if (g[i] > 0 && (g_min < 0 || g[i] < g_min)) g_min = g[i];
+    }
+    for (std::size_t j = 0; j < n_sizes; ++j)
+        require(z[j] >= 1 && (g_min < 0 || z[j] <= g_min),
+                "sizes must lie between 1 and the fewest draws of an observed cell");
     {
         py::gil_scoped_release release;
         curve = capfront::subsample_curve(s, g, N, L, z, n_sizes);

@@ -23,8 +23,46 @@
 
 namespace capfront {
 
-// Writes the Bin(G, p) CDF F[0..G] into cdf (size G + 1).
-inline void binomial_cdf(std::int64_t G, double p, double* cdf) {
+// Ratios of consecutive binomial coefficients for one G, shared by every cell with
+// that G: up[k] = C(G, k+1) / C(G, k) = (G-k)/(k+1), down[k] = C(G, k-1) / C(G, k)
+// = k/(G-k+1). With them the CDF recursion below needs no division.
+struct BinomialFactors {
+    std::int64_t G = -1;
+    std::vector<double> up, down;
+    void set(std::int64_t g) {
+        if (g == G) return;
+        G = g;
+        up.resize(g + 1);
+        down.resize(g + 1);
+        for (std::int64_t k = 0; k <= g; ++k) {
+            up[k] = static_cast<double>(g - k) / static_cast<double>(k + 1);
+            down[k] = static_cast<double>(k) / static_cast<double>(g - k + 1);
+        }
+    }
+};
+
+namespace detail {
+
+// Unnormalised Bin(G, p) masses into pmf[0..G] (pmf[mode] = 1, ratio recursion
+// outward from the mode, so nothing under- or overflows near the bulk). The up and
+// down chains are independent, so they overlap in the pipeline. 0 < p < 1.
+inline void binomial_masses(std::int64_t G, double p, const double* up,
+                            const double* down, double* pmf) {
+    std::int64_t m = static_cast<std::int64_t>(std::floor((G + 1) * p));
+    m = std::min(std::max<std::int64_t>(m, 0), G);
+    const double r = p / (1.0 - p);
+    const double rinv = (1.0 - p) / p;
+    pmf[m] = 1.0;
+    for (std::int64_t k = m; k < G; ++k) pmf[k + 1] = pmf[k] * (up[k] * r);
+    for (std::int64_t k = m; k > 0; --k) pmf[k - 1] = pmf[k] * (down[k] * rinv);
+}
+
+}  // namespace detail
+
+// Writes the Bin(G, p) CDF F[0..G] into cdf (size G + 1); factors, if given, must
+// be set for G (they only save the divisions; results are identical).
+inline void binomial_cdf(std::int64_t G, double p, double* cdf,
+                         const BinomialFactors* factors = nullptr) {
     if (!(p > 0.0)) {
         for (std::int64_t k = 0; k <= G; ++k) cdf[k] = 1.0;
         return;
@@ -34,23 +72,17 @@ inline void binomial_cdf(std::int64_t G, double p, double* cdf) {
         cdf[G] = 1.0;
         return;
     }
-    std::int64_t m = static_cast<std::int64_t>(std::floor((G + 1) * p));
-    m = std::min(std::max<std::int64_t>(m, 0), G);
-    const double r = p / (1.0 - p);
-    cdf[m] = 1.0;
-    for (std::int64_t k = m; k < G; ++k)
-        cdf[k + 1] = cdf[k] * (static_cast<double>(G - k) / static_cast<double>(k + 1)) * r;
-    for (std::int64_t k = m; k > 0; --k)
-        cdf[k - 1] = cdf[k] * (static_cast<double>(k) / static_cast<double>(G - k + 1)) / r;
-    // Normalise the masses (summing small tails first), then accumulate.
-    double total = 0.0;
-    for (std::int64_t k = 0; k < m; ++k) total += cdf[k];
-    for (std::int64_t k = G; k >= m; --k) total += cdf[k];
-    double acc = 0.0;
-    for (std::int64_t k = 0; k <= G; ++k) {
-        acc += cdf[k] / total;
-        cdf[k] = std::min(acc, 1.0);
+    BinomialFactors local;
+    if (!factors || factors->G != G) {
+        local.set(G);
+        factors = &local;
     }
+    detail::binomial_masses(G, p, factors->up.data(), factors->down.data(), cdf);
+    // Running sums, then normalise by the last one (the total): F(k) keeps full
+    // relative accuracy in the lower tail and O(eps) absolute error near 1.
+    for (std::int64_t k = 1; k <= G; ++k) cdf[k] += cdf[k - 1];
+    const double inv = 1.0 / cdf[G];
+    for (std::int64_t k = 0; k < G; ++k) cdf[k] = std::min(cdf[k] * inv, 1.0);
     cdf[G] = 1.0;
 }
 
@@ -84,7 +116,8 @@ inline void hypergeom_cdf(std::int64_t G, std::int64_t S, std::int64_t g, double
 // E[max_l Y_l / G_l] for one row; scratch is resized as needed.
 inline double expected_max_binomial_row(const double* p, const std::int64_t* n_draws,
                                         std::size_t L, std::vector<double>& scratch,
-                                        std::vector<double>& prod) {
+                                        std::vector<double>& prod,
+                                        BinomialFactors& factors) {
     std::int64_t G = -1;
     bool equal = true;
     std::size_t present = 0;
@@ -100,9 +133,10 @@ inline double expected_max_binomial_row(const double* p, const std::int64_t* n_d
     if (equal) {
         scratch.resize(G + 1);
         prod.assign(G, 1.0);  // prod[k-1] = prod_l F_l(k-1)
+        factors.set(G);
         for (std::size_t l = 0; l < L; ++l) {
             if (n_draws[l] <= 0) continue;
-            binomial_cdf(G, p[l], scratch.data());
+            binomial_cdf(G, p[l], scratch.data(), &factors);
             for (std::int64_t k = 0; k < G; ++k) prod[k] *= scratch[k];
         }
         double s = 0.0;
@@ -143,13 +177,22 @@ inline double expected_max_binomial_row(const double* p, const std::int64_t* n_d
     return s;
 }
 
+inline double expected_max_binomial_row(const double* p, const std::int64_t* n_draws,
+                                        std::size_t L, std::vector<double>& scratch,
+                                        std::vector<double>& prod) {
+    BinomialFactors factors;
+    return expected_max_binomial_row(p, n_draws, L, scratch, prod, factors);
+}
+
 // out[r] = E[max_l Y_rl / G_rl] for R rows of L probabilities.
 inline void expected_max_binomial(const double* p, const std::int64_t* n_draws,
                                   std::size_t R, std::size_t L, double* out) {
     parallel_blocks(R, 256, [&](std::size_t r0, std::size_t r1) {
         std::vector<double> scratch, prod;
+        BinomialFactors factors;
         for (std::size_t r = r0; r < r1; ++r)
-            out[r] = expected_max_binomial_row(p + r * L, n_draws + r * L, L, scratch, prod);
+            out[r] = expected_max_binomial_row(p + r * L, n_draws + r * L, L, scratch, prod,
+                                               factors);
     });
 }
 
@@ -175,17 +218,92 @@ inline void subsample_curve_row(const std::int64_t* successes, const std::int64_
     }
 }
 
+// CDF tables of Hypergeom(G, S, g) for one population size G, every S = 0..G and
+// every requested size g: each cell's CDF is then a lookup instead of an O(g)
+// recursion. Filled by hypergeom_cdf itself, so results are identical either way.
+struct HypergeomTable {
+    std::size_t stride = 0;           // sum_j (sizes[j] + 1)
+    std::vector<std::size_t> offset;  // start of size j within one S block
+    std::vector<double> cdf;          // (G + 1) * stride
+    const double* get(std::int64_t S, std::size_t j) const {
+        return cdf.data() + static_cast<std::size_t>(S) * stride + offset[j];
+    }
+};
+
 // Mean over rows of the subsample curve; deterministic for any thread count.
-// The caller guarantees 1 <= sizes[j] <= n_draws for every observed cell.
+// The caller guarantees 0 <= successes <= n_draws and 1 <= sizes[j] <= n_draws for
+// every observed cell (n_draws > 0).
+// Cost: O(N L sum_j g_j) multiplies, plus O(G sum_j g_j) per distinct G for the
+// tables (kept below ~16 MB; larger G fall back to the O(g) recursion per cell).
 inline std::vector<double> subsample_curve(const std::int64_t* successes,
                                            const std::int64_t* n_draws, std::size_t N,
                                            std::size_t L, const std::int64_t* sizes,
                                            std::size_t n_sizes) {
-    // One scratch pair per block would be enough; a thread_local keeps it simple.
+    std::size_t stride = 0;
+    std::vector<std::size_t> offset(n_sizes);
+    for (std::size_t j = 0; j < n_sizes; ++j) {
+        offset[j] = stride;
+        stride += static_cast<std::size_t>(sizes[j]) + 1;
+    }
+    // One table per distinct observed G, while the total stays within budget.
+    constexpr std::size_t kTableBudget = std::size_t{1} << 21;  // doubles
+    constexpr std::int64_t kMaxIndexedG = std::int64_t{1} << 20;
+    std::int64_t g_max = 0;
+    for (std::size_t i = 0; i < N * L; ++i) g_max = std::max(g_max, n_draws[i]);
+    std::vector<HypergeomTable> tables;
+    std::vector<std::int32_t> table_of;  // G -> index into tables, or -1
+    if (g_max <= kMaxIndexedG) {
+        table_of.assign(static_cast<std::size_t>(g_max) + 1, -1);
+        std::vector<char> seen(static_cast<std::size_t>(g_max) + 1, 0);
+        for (std::size_t i = 0; i < N * L; ++i)
+            if (n_draws[i] > 0) seen[static_cast<std::size_t>(n_draws[i])] = 1;
+        std::size_t used = 0;
+        for (std::int64_t G = 1; G <= g_max; ++G) {
+            if (!seen[G]) continue;
+            const std::size_t need = static_cast<std::size_t>(G + 1) * stride;
+            if (used + need > kTableBudget) continue;
+            used += need;
+            HypergeomTable t;
+            t.stride = stride;
+            t.offset = offset;
+            t.cdf.resize(need);
+            for (std::int64_t S = 0; S <= G; ++S)
+                for (std::size_t j = 0; j < n_sizes; ++j)
+                    if (sizes[j] <= G)
+                        hypergeom_cdf(G, S, sizes[j],
+                                      t.cdf.data() + static_cast<std::size_t>(S) * stride +
+                                          offset[j]);
+            table_of[G] = static_cast<std::int32_t>(tables.size());
+            tables.push_back(std::move(t));
+        }
+    }
     std::vector<double> sums = block_sum(N, n_sizes, [&](std::size_t n, double* row) {
         thread_local std::vector<double> scratch, prod;
-        subsample_curve_row(successes + n * L, n_draws + n * L, L, sizes, n_sizes, scratch,
-                            prod, row);
+        const std::int64_t* S = successes + n * L;
+        const std::int64_t* G = n_draws + n * L;
+        for (std::size_t j = 0; j < n_sizes; ++j) {
+            const std::int64_t g = sizes[j];
+            prod.assign(g, 1.0);
+            bool any = false;
+            for (std::size_t l = 0; l < L; ++l) {
+                if (G[l] <= 0) continue;
+                any = true;
+                const double* cdf;
+                const std::int32_t t =
+                    G[l] <= g_max && !table_of.empty() ? table_of[G[l]] : -1;
+                if (t >= 0) {
+                    cdf = tables[t].get(S[l], j);
+                } else {
+                    scratch.resize(g + 1);
+                    hypergeom_cdf(G[l], S[l], g, scratch.data());
+                    cdf = scratch.data();
+                }
+                for (std::int64_t k = 0; k < g; ++k) prod[k] *= cdf[k];
+            }
+            double s = 0.0;
+            for (std::int64_t k = 0; k < g; ++k) s += 1.0 - prod[k];
+            row[j] = any ? s / static_cast<double>(g) : std::numeric_limits<double>::quiet_NaN();
+        }
     });
     for (auto& v : sums) v /= static_cast<double>(N);
     return sums;
