@@ -187,11 +187,16 @@ def _copula_curves(
 
 
 def _scenario_kwargs(
-    name: str, *, n_topics: int, specialisation: float, correlation: float
+    name: str,
+    *,
+    n_topics: int,
+    specialisation: float,
+    skill_sd: float,
+    correlation: float,
 ) -> dict:
     if name == "equal":
         return {"n_topics": 1, "specialisation": 0.0, "skill_sd": 0.0}
-    kw = {"n_topics": n_topics, "specialisation": specialisation}
+    kw = {"n_topics": n_topics, "specialisation": specialisation, "skill_sd": skill_sd}
     if name.startswith("correlated"):
         kw["draw_correlation"] = correlation
     return kw
@@ -207,6 +212,7 @@ def bias_decay(
     n_prompts: int = 1000,
     n_topics: int = 4,
     specialisation: float = 1.0,
+    skill_sd: float = 0.7,
     n_boot: int = 1000,
     n_sims: int = 4,
     fit_windows: Sequence[tuple[str, int, int | None]] = FIT_WINDOWS,
@@ -252,8 +258,9 @@ def bias_decay(
         Simulated workloads per scenario (the bootstrap resamples these).
     seed : int
         Seeds everything; rep ``r`` of every scenario shares one truth seed.
-    n_prompts, n_topics, specialisation :
-        Workload shape, passed to :func:`capfront.simulate`.
+    n_prompts, n_topics, specialisation, skill_sd :
+        Workload shape and model spread (logit scale) of the heterogeneous and
+        correlated scenarios, passed to :func:`capfront.simulate`.
     n_boot : int
         Bootstrap resamples for the ``lambda`` intervals.
     n_sims : int
@@ -272,8 +279,8 @@ def bias_decay(
     B = check_int(n_boot, "n_boot", 10)
     n_sims = check_int(n_sims, "n_sims", 1)
     g_grid = check_draws(draws)
-    if specialisation < 0:
-        raise ValueError("specialisation must be >= 0")
+    if specialisation < 0 or skill_sd < 0:
+        raise ValueError("specialisation and skill_sd must be >= 0")
     rhos = [float(c) for c in np.atleast_1d(np.asarray(correlation, dtype=float))]
     rhos = [c for c in rhos if c != 0.0]
     for c in rhos:
@@ -302,6 +309,7 @@ def bias_decay(
             name,
             n_topics=K,
             specialisation=specialisation,
+            skill_sd=skill_sd,
             correlation=corr_of.get(name, 0.0),
         )
         bias = np.empty((R, len(g_grid)))
@@ -379,6 +387,7 @@ def bias_decay(
         "n_prompts": N,
         "n_topics": K,
         "specialisation": specialisation,
+        "skill_sd": skill_sd,
         "n_boot": B,
         "n_sims": n_sims,
         "rep_seeds": tuple(int(v) for v in rep_seeds),
