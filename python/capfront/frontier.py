@@ -42,6 +42,7 @@ __all__ = [
 ]
 
 _NUMPY_CHUNK = 16384
+_TOL = 1e-12  # relative slack at the ends of the frontier (rounding of sums)
 
 
 # --------------------------------------------------------------------------- segments
@@ -482,7 +483,8 @@ def frontier_vertices(segments: HullSegments, weights: np.ndarray | None = None
                       ) -> np.ndarray:
     """The frontier's vertices ``(M, 2)``, cost ascending: the running points of
     :meth:`HullSegments.vertices` with interior points of equal-slope runs removed
-    (exactly equal slopes; the segments are sorted, so runs are adjacent)."""
+    (slopes equal to a relative 1e-12, i.e. collinear up to rounding; the segments
+    are sorted, so runs are adjacent)."""
     w = _weights(weights, segments.n_prompts)
     pts = segments.vertices(w)
     use = w[segments.prompt] > 0
@@ -490,17 +492,18 @@ def frontier_vertices(segments: HullSegments, weights: np.ndarray | None = None
     if slope.size <= 1:
         return pts
     keep = np.ones(len(pts), dtype=bool)
-    keep[1:-1] = slope[:-1] != slope[1:]
+    keep[1:-1] = ~np.isclose(slope[:-1], slope[1:], rtol=1e-12, atol=0.0)
     return pts[keep]
 
 
 def quality_at(vertices: np.ndarray, cost: float | np.ndarray) -> np.ndarray | float:
     """Frontier quality at a mean cost (linear interpolation on the vertices): NaN
-    below the cheapest policy's cost, the top quality above the frontier's end."""
+    below the cheapest policy's cost (beyond a relative 1e-12 of rounding slack), the
+    top quality above the frontier's end."""
     v = np.asarray(vertices, dtype=np.float64)
     x = np.asarray(cost, dtype=np.float64)
     out = np.interp(x, v[:, 0], v[:, 1], right=v[-1, 1])
-    out = np.where(x < v[0, 0], np.nan, out)
+    out = np.where(x < v[0, 0] - _TOL * max(1.0, abs(v[0, 0])), np.nan, out)
     return float(out) if out.ndim == 0 else out
 
 
@@ -510,7 +513,7 @@ def cost_at(vertices: np.ndarray, quality: float | np.ndarray) -> np.ndarray | f
     v = np.asarray(vertices, dtype=np.float64)
     y = np.asarray(quality, dtype=np.float64)
     out = np.interp(y, v[:, 1], v[:, 0], left=v[0, 0])
-    out = np.where(y > v[-1, 1], np.nan, out)
+    out = np.where(y > v[-1, 1] + _TOL * max(1.0, abs(v[-1, 1])), np.nan, out)
     return float(out) if out.ndim == 0 else out
 
 

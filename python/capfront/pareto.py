@@ -188,7 +188,7 @@ def latency_frontier(
     c_scale = float(np.nanmax(np.where(avail, c, np.nan))) or 1.0
     t_scale = float(np.nanmax(np.where(avail, t, np.nan))) or 1.0
     grid = np.r_[0.0, np.logspace(-3, 2, n_lambda)]
-    rows = []
+    rows: list[dict] = []
     qa = np.where(avail, q, -np.inf)
     for lc in grid:
         for lt in grid:
@@ -203,14 +203,15 @@ def latency_frontier(
             tied &= tt <= tt.min(axis=1, keepdims=True)
             j = np.argmax(tied, axis=1)
             rows.append(_policy_row(c, q, t, j, lc, lt, "scalarised"))
-    for j in range(c.shape[1]):
-        ok_rows = avail[:, j]
-        if ok_rows.all():
-            rows.append(_policy_row(c, q, t, np.full(c.shape[0], j), np.nan, np.nan,
-                                    "single", f"{results.models[om[j]]}@{ok[j]}"))
-    table = pd.DataFrame(rows).drop_duplicates(
-        subset=["quality", "cost", "latency_mean", "latency_p95"]).reset_index(
-        drop=True)
+    scalarised = pd.DataFrame(rows).drop_duplicates(
+        subset=["quality", "cost", "latency_mean", "latency_p95"])
+    singles = [
+        _policy_row(c, q, t, np.full(c.shape[0], j), np.nan, np.nan, "single",
+                    f"{results.models[om[j]]}@{ok[j]}")
+        for j in range(c.shape[1]) if avail[:, j].all()
+    ]
+    table = pd.concat([scalarised, pd.DataFrame(singles, columns=scalarised.columns)],
+                      ignore_index=True)
     for kind in ("mean", "p95"):
         pts = table[["quality", "cost", f"latency_{kind}"]].to_numpy()
         flag = np.zeros(len(table), dtype=bool)

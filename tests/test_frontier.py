@@ -1,0 +1,335 @@
+"""The exact frontier (SPEC 6): brute-force lambda sweeps, oracles, backends, edges."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import capfront
+from capfront import available_backends
+from capfront.frontier import (
+    frontier,
+    frontier_metrics,
+    frontier_options,
+    frontier_vertices,
+    hull_segments,
+)
+
+BACKENDS = available_backends()
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SEG_FIELDS = ("base_cost", "base_quality", "base_option", "prompt", "dcost",
+              "dquality", "option_from", "option_to")
+
+
+@st.composite
+def count_tables(draw, max_n=6, max_l=4, G=4, missing=True):
+    N = draw(st.integers(1, max_n))
+    L = draw(st.integers(1, max_l))
+    S = np.array(draw(st.lists(st.integers(0, G), min_size=N * L, max_size=N * L)))
+    S = S.reshape(N, L)
+    costs = [0.0, 0.5, 1.0, 2.0, 3.0]
+    c = np.array(draw(st.lists(st.sampled_from(costs), min_size=N * L,
+                               max_size=N * L))).reshape(N, L)
+    n_draws = np.full((N, L), G)
+    if missing:
+        miss = np.array(draw(st.lists(st.booleans(), min_size=N * L,
+                                      max_size=N * L))).reshape(N, L)
+        miss[:, 0] &= ~miss.all(axis=1)  # every prompt keeps a model
+        miss[miss.all(axis=1), 0] = False
+        n_draws = np.where(miss, 0, G)
+        S = np.where(miss, 0, S)
+    return capfront.EvalResults.from_counts(S, n_draws, cost=c)
+
+
+def _sweep_point(c, q, lam, pick="cheap"):
+    """Mean (cost, quality) of a policy maximising q - lam * c per prompt."""
+    ok = np.isfinite(c) & np.isfinite(q)
+    score = np.where(ok, q - lam * np.where(ok, c, 0.0), -np.inf)
+    best = score.max(axis=1, keepdims=True)
+    tied = ok & (score >= best - 1e-12)
+    cc = np.where(tied, c, np.inf if pick == "cheap" else -np.inf)
+    j = cc.argmin(axis=1) if pick == "cheap" else cc.argmax(axis=1)
+    n = np.arange(c.shape[0])
+    return c[n, j].mean(), q[n, j].mean()
+
+
+@settings(max_examples=80, deadline=None)
+@given(count_tables(), st.booleans())
+def test_matches_bruteforce_lambda_sweep(results, posthoc):
+    fr = frontier(results, posthoc=posthoc)
+    c, q, _, _ = frontier_options(results, posthoc=posthoc)
+    v = fr.vertices
+    # every swept point lies on or below the frontier
+    for lam in np.r_[0.0, np.logspace(-3, 3, 60)]:
+        for pick in ("cheap", "dear"):
+            x, y = _sweep_point(c, q, lam, pick)
+            assert x >= v[0, 0] - 1e-9
+            assert y <= fr.quality_at(x) + 1e-9
+    # every vertex is attained by some lambda (between consecutive edge slopes)
+    slopes = np.diff(v[:, 1]) / np.diff(v[:, 0]) if len(v) > 1 else np.zeros(0)
+    lams = np.r_[slopes[0] + 1.0 if slopes.size else 1.0,
+                 (slopes[:-1] + slopes[1:]) / 2, slopes[-1] / 2 if slopes.size else []]
+    lams = lams[: len(v)]
+    if len(v) == 1:
+        lams = np.array([1e6])
+    for vert, lam in zip(v, lams, strict=True):
+        x, y = _sweep_point(c, q, lam)
+        np.testing.assert_allclose([x, y], vert, atol=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(count_tables(missing=False))
+def test_dominates_single_models_and_reaches_oracles(results):
+    fr = frontier(results)
+    table = capfront.single_models(results)
+    for acc, cost in zip(table["accuracy"], table["mean_cost"], strict=True):
+        assert fr.quality_at(cost) >= acc - 1e-12
+        assert fr.cost_at(acc) <= cost + 1e-12
+    oracle = capfront.naive_oracle(results, "prehoc")
+    np.testing.assert_allclose(fr.vertices[-1], [oracle.cost, oracle.value],
+                               atol=1e-12)
+    post = frontier(results, posthoc=True)
+    assert post.max_quality == pytest.approx(
+        capfront.naive_oracle(results, "posthoc").value, abs=1e-12)
+    assert post.quality_at(fr.vertices[-1, 0]) >= fr.max_quality - 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(count_tables(), st.booleans())
+def test_concave_nondecreasing_and_backends_agree(results, posthoc):
+    segs = {b: frontier(results, posthoc=posthoc, backend=b).segments
+            for b in BACKENDS}
+    for b in BACKENDS[1:]:
+        for f in SEG_FIELDS:
+            np.testing.assert_array_equal(getattr(segs[b], f),
+                                          getattr(segs[BACKENDS[0]], f))
+    v = frontier(results, posthoc=posthoc).vertices
+    dx, dy = np.diff(v[:, 0]), np.diff(v[:, 1])
+    assert (dx > 0).all() and (dy > 0).all()
+    slope = dy / dx
+    assert (np.diff(slope) <= 1e-9 * np.abs(slope[1:]).clip(1)).all()
+    s = segs[BACKENDS[0]]
+    assert (s.dcost > 0).all() and (s.dquality > 0).all()
+    assert (np.diff(s.slope) <= 0).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(count_tables(max_n=5), st.data())
+def test_weights_equal_repeated_prompts(results, data):
+    """The bootstrap contract: vertices for integer weights w equal the frontier of
+    the data with prompt n repeated w[n] times."""
+    N = results.n_prompts
+    w = np.array(data.draw(st.lists(st.integers(0, 3), min_size=N, max_size=N)))
+    if w.sum() == 0:
+        w[0] = 1
+    seg = frontier(results).segments
+    idx = np.repeat(np.arange(N), w)
+    rep = capfront.EvalResults.from_counts(
+        np.rint(results.successes[idx]).astype(int), results.n_draws[idx],
+        cost=np.nan_to_num(results.mean_cost[idx]))
+    want = frontier(rep).vertices
+    np.testing.assert_allclose(frontier_vertices(seg, w), want, atol=1e-12)
+
+
+def test_posthoc_quality_is_pass_at_k():
+    rng = np.random.default_rng(3)
+    S = rng.integers(0, 8, size=(40, 3))
+    G = np.full((40, 3), 7)
+    r = capfront.EvalResults.from_counts(S, G, cost=[1.0, 2.0, 0.5])
+    c, q, om, ok = frontier_options(r, posthoc=True, max_k=5)
+    assert c.shape == (40, 15)
+    for j in range(15):
+        want = capfront.pass_at_k(G[:, om[j]], S[:, om[j]], ok[j])
+        np.testing.assert_allclose(q[:, j], want, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(c[:, j], ok[j] * np.array([1.0, 2.0, 0.5])[om[j]])
+
+
+def test_graded_posthoc_expected_max():
+    rng = np.random.default_rng(4)
+    scores = rng.random((5, 2, 4)).round(2)
+    r = capfront.EvalResults.from_arrays(scores, cost=np.ones((5, 2, 4)))
+    _, q, _, ok = frontier_options(r, posthoc=True)
+    from itertools import combinations
+
+    for n in range(5):
+        for l in range(2):
+            for k in range(1, 5):
+                subsets = [max(s) for s in combinations(scores[n, l], k)]
+                assert q[n, l * 4 + k - 1] == pytest.approx(np.mean(subsets))
+    fr = frontier(r, posthoc=True)
+    assert fr.max_quality == pytest.approx(scores.max(axis=(1, 2)).mean())
+
+
+def test_ties_zero_cost_and_missing_cells():
+    # all options free: one vertex at the best quality
+    c = np.zeros((3, 4))
+    q = np.array([[0.1, 0.5, 0.5, 0.2], [0.0, 0.0, 0.0, 0.0], [1.0, 0.3, 1.0, 1.0]])
+    seg = hull_segments(c, q)
+    assert seg.n_segments == 0
+    np.testing.assert_array_equal(seg.base_option, [1, 0, 0])
+    np.testing.assert_allclose(frontier_vertices(seg), [[0.0, 0.5]])
+    # identical options: first index wins; a free option starts the hull
+    c = np.array([[0.0, 1.0, 1.0, 2.0], [np.nan, 1.0, np.inf, 1.0]])
+    q = np.array([[0.2, 0.6, 0.6, 0.6], [0.9, 0.4, 0.9, 0.7]])
+    for b in BACKENDS:
+        seg = hull_segments(c, q, backend=b)
+        np.testing.assert_array_equal(seg.base_option, [0, 3])
+        np.testing.assert_array_equal(seg.prompt, [0])
+        np.testing.assert_array_equal(seg.option_to, [1])
+    # collinear options: the middle one is dropped
+    seg = hull_segments(np.array([[0.0, 1.0, 2.0]]), np.array([[0.0, 0.5, 1.0]]))
+    np.testing.assert_array_equal(seg.option_to, [2])
+    with pytest.raises(ValueError, match="no available option"):
+        hull_segments(np.array([[np.nan, 1.0]]), np.array([[0.5, np.nan]]))
+    with pytest.raises(ValueError, match=">= 0"):
+        hull_segments(np.array([[-1.0]]), np.array([[0.5]]))
+
+
+def test_cost_choices_and_errors():
+    S = np.array([[1, 0], [0, 1], [1, 1]])
+    r = capfront.EvalResults.from_counts(S, 1)
+    with pytest.raises(ValueError, match="cost='unit'"):
+        frontier(r)
+    fr = frontier(r, cost="unit")
+    np.testing.assert_allclose(fr.vertices, [[1.0, 1.0]])
+    fr = frontier(r, cost=[1.0, 3.0])
+    np.testing.assert_allclose(fr.vertices, [[1.0, 2 / 3], [5 / 3, 1.0]])
+    with pytest.raises(ValueError, match="shaped"):
+        frontier(r, cost=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="max_k"):
+        frontier(r, cost="unit", max_k=2)
+    with pytest.raises(ValueError, match="unknown backend"):
+        frontier(r, cost="unit", backend="fortran")
+    debias = importlib.util.find_spec("capfront.debias")
+    if debias is None or not hasattr(importlib.import_module("capfront.debias"),
+                                     "cell_quality"):
+        with pytest.raises(ValueError, match="supported now"):
+            frontier(r, cost="unit", quality="pgm")
+    q = np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]])
+    fr = frontier(r, cost=[1.0, 1.0], quality=q)
+    assert fr.max_quality == pytest.approx((0.9 + 0.8 + 0.5) / 3)
+
+
+def test_metrics_policy_and_comparison():
+    # two prompts, two models: cheap model right on prompt 0 only
+    S = np.array([[1, 1], [0, 1]])
+    r = capfront.EvalResults.from_counts(S, 1, cost=[1.0, 3.0],
+                                         benchmark=["a", "b"])
+    fr = frontier(r)
+    np.testing.assert_allclose(fr.vertices, [[1.0, 0.5], [2.0, 1.0]])
+    assert fr.aiq() == pytest.approx(0.75)
+    m = frontier_metrics(fr.vertices, best_cost=3.0, best_accuracy=1.0)
+    assert np.isnan(m["error_reduction"])  # best single has no errors
+    assert m["cost_reduction"] == pytest.approx(1 - 2.0 / 3.0)
+    m = frontier_metrics(fr.vertices, best_cost=1.5, best_accuracy=0.6)
+    assert m["error_reduction"] == pytest.approx((0.4 - 0.25) / 0.4)
+    assert m["cost_reduction"] == pytest.approx(1 - 1.2 / 1.5)
+    pol = fr.policy_at(1.5)
+    assert pol.quality == pytest.approx(0.75)
+    assert pol.randomised["prompt"] == 1
+    assert pol.randomised["p_to"] == pytest.approx(0.5)
+    assert pol.randomised["to"] == ("model_1", 1)
+    np.testing.assert_allclose(pol.share.to_numpy(), [0.75, 0.25])
+    assert fr.policy_at(5.0).randomised is None
+    with pytest.raises(ValueError, match="below"):
+        fr.policy_at(0.5)
+    assert np.isnan(fr.quality_at(0.5)) and fr.quality_at(9.0) == 1.0
+    assert np.isnan(fr.cost_at(1.1)) and fr.cost_at(0.0) == 1.0
+    table = fr.versus_best_single()
+    assert list(table.index) == ["a", "b", "mean"]
+    assert table.loc["b", "best_model"] == "model_1"
+    only_a = frontier(r, benchmark="a")
+    np.testing.assert_allclose(only_a.vertices, [[1.0, 1.0]])
+
+
+@settings(max_examples=30, deadline=None)
+@given(count_tables(), st.floats(0, 1))
+def test_policy_at_matches_quality_at(results, t):
+    fr = frontier(results, posthoc=True)
+    budget = fr.vertices[0, 0] + t * (fr.vertices[-1, 0] - fr.vertices[0, 0])
+    pol = fr.policy_at(budget)
+    assert pol.quality == pytest.approx(fr.quality_at(budget), abs=1e-9)
+    assert pol.share.sum() == pytest.approx(1.0)
+    c, q, _, _ = frontier_options(results, posthoc=True)
+    n = np.arange(results.n_prompts)
+    det_q = q[n, pol.option].mean()
+    assert det_q <= pol.quality + 1e-12
+
+
+def test_versus_best_single_ci_and_band_and_plot(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    r = capfront.simulate(n_prompts=300, n_models=4, n_draws=5, seed=1)
+    if not r.has_cost:
+        r = capfront.EvalResults.from_counts(
+            np.rint(r.successes).astype(int), r.n_draws, cost=[1.0, 2.0, 3.0, 4.0])
+    fr = frontier(r, posthoc=True, max_k=3).with_band(n_resamples=20)
+    ax = fr.plot()
+    ax.figure.savefig(tmp_path / "f.png")
+    assert fr.band["lower"].shape == (200,)
+    table = fr.versus_best_single()
+    assert table.loc["all", "error_reduction"] > 0
+    if importlib.util.find_spec("capfront.bootstrap") is None:
+        with pytest.raises(NotImplementedError, match="bootstrap"):
+            fr.versus_best_single(ci=0.95)
+
+
+def test_latency_frontier():
+    rng = np.random.default_rng(0)
+    S = rng.integers(0, 2, size=(200, 3))
+    lat = np.array([1.0, 5.0, 2.0])
+    r = capfront.EvalResults.from_counts(S, 1, cost=[1.0, 0.5, 3.0], latency=lat)
+    lf = capfront.latency_frontier(r)
+    pol = lf.policies
+    pts = pol[["quality", "cost", "latency_mean"]].to_numpy()
+    for i in np.flatnonzero(pol["pareto_mean"]):
+        better = (pts[:, 0] >= pts[i, 0]) & (pts[:, 1] <= pts[i, 1]) & (
+            pts[:, 2] <= pts[i, 2])
+        strict = (pts[:, 0] > pts[i, 0]) | (pts[:, 1] < pts[i, 1]) | (
+            pts[:, 2] < pts[i, 2])
+        assert not (better & strict).any()
+    assert pol["hull_mean"].any() and pol["pareto_p95"].any()
+    assert (pol["source"] == "single").sum() == 3
+
+
+def _real(name):
+    path = DATA / name
+    if not path.exists():
+        pytest.skip(f"{path} not available (shared real data)")
+    return path
+
+
+def test_real_swebench():
+    path = _real("swebench_verified_bash_only") / "swebench_verified_bash_only.csv"
+    r = capfront.read(path, cost="cost_usd")
+    fr = frontier(r)
+    oracle = capfront.naive_oracle(r, "prehoc")
+    assert fr.max_quality == pytest.approx(oracle.value)
+    table = fr.versus_best_single()
+    assert 0 < table.loc["all", "error_reduction"] < 1
+    assert 0 < table.loc["all", "cost_reduction"] < 1
+    segs = {b: frontier(r, backend=b).segments for b in BACKENDS}
+    for b in BACKENDS[1:]:
+        np.testing.assert_array_equal(segs[b].prompt, segs[BACKENDS[0]].prompt)
+
+
+def test_real_bfcl_tokens():
+    import pandas as pd
+
+    path = _real("bfcl_v1_2024-08-11") / "bfcl_v1_2024-08-11.csv"
+    df = pd.read_csv(path)
+    df["tokens"] = df["input_tokens"] + df["output_tokens"]
+    df = df[df.groupby("model")["tokens"].transform(lambda s: s.notna().all())]
+    r = capfront.from_frame(df, cost="tokens", latency="latency_s",
+                            benchmark="category")
+    fr = frontier(r)
+    table = fr.versus_best_single()
+    assert "mean" in table.index and len(table) == 13
+    assert fr.max_quality == pytest.approx(capfront.naive_oracle(r, "prehoc").value)
