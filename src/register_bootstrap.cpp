@@ -1,5 +1,142 @@
+// Bindings for the streaming bootstrap (cpp/include/capfront/bootstrap.hpp) and the
+// Philox4x32-10 stream (cpp/include/capfront/philox.hpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "capfront/bootstrap.hpp"
+#include "capfront/philox.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
+using capfront_py::carray;
+using capfront_py::require;
 
-void register_bootstrap(py::module_& m) { (void)m; }
+namespace {
+
+// Checks offsets (0 = o_0 < ... <= o_S = n, non-decreasing) and returns n.
+std::size_t check_offsets(const carray<std::int64_t>& offsets) {
+    require(offsets.ndim() == 1 && offsets.shape(0) >= 2,
+            "offsets must be 1-D with at least 2 entries");
+    const std::int64_t* o = offsets.data();
+    require(o[0] == 0, "offsets must start at 0");
+    for (py::ssize_t s = 1; s < offsets.shape(0); ++s)
+        require(o[s] > o[s - 1], "offsets must increase strictly (no empty stratum)");
+    return static_cast<std::size_t>(o[offsets.shape(0) - 1]);
+}
+
+void check_replicates(std::uint64_t b0, std::int64_t nb) {
+    require(nb >= 0, "n_replicates must be >= 0");
+    require(b0 + static_cast<std::uint64_t>(nb) <= (std::uint64_t{1} << 32),
+            "replicate indices must stay below 2^32");
+}
+
+py::array_t<std::uint32_t> philox_words(std::uint64_t seed, std::uint32_t rep,
+                                        std::uint32_t stream, std::uint64_t start,
+                                        std::int64_t count) {
+    require(count >= 0, "count must be >= 0");
+    require(start % 4 == 0, "start must be a multiple of 4");
+    std::vector<std::uint32_t> buf(static_cast<std::size_t>(count) + 4);
+    capfront::philox_stream_words(seed, rep, stream, start, static_cast<std::size_t>(count),
+                                  buf.data());
+    py::array_t<std::uint32_t> out(static_cast<py::ssize_t>(count));
+    std::copy(buf.begin(), buf.begin() + count, out.mutable_data());
+    return out;
+}
+
+py::array_t<std::int64_t> bootstrap_sums(const carray<std::int64_t>& offsets,
+                                         std::uint64_t seed, std::uint64_t b0,
+                                         std::int64_t nb, const carray<std::int8_t>& z8,
+                                         const carray<std::int64_t>& z64) {
+    const std::size_t n = check_offsets(offsets);
+    check_replicates(b0, nb);
+    require(z8.ndim() == 2 && static_cast<std::size_t>(z8.shape(1)) == n,
+            "z8 must be shaped (K8, n) with n = offsets[-1]");
+    require(z64.ndim() == 2 && static_cast<std::size_t>(z64.shape(1)) == n,
+            "z64 must be shaped (K64, n) with n = offsets[-1]");
+    const auto K8 = static_cast<std::size_t>(z8.shape(0));
+    const auto K64 = static_cast<std::size_t>(z64.shape(0));
+    const std::size_t K = K8 + K64;
+    py::array_t<std::int64_t> out(
+        std::vector<py::ssize_t>{static_cast<py::ssize_t>(nb), static_cast<py::ssize_t>(K)});
+    const capfront::Strata st{offsets.data(), static_cast<std::size_t>(offsets.shape(0) - 1),
+                              n};
+    const std::int8_t* p8 = z8.data();
+    const std::int64_t* p64 = z64.data();
+    std::int64_t* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::bootstrap_sums(st, seed, b0, static_cast<std::size_t>(nb), p8, K8, p64, K64,
+                                 o);
+    }
+    return out;
+}
+
+py::array_t<std::uint8_t> bootstrap_counts(const carray<std::int64_t>& offsets,
+                                           std::uint64_t seed, std::uint64_t b0,
+                                           std::int64_t nb) {
+    const std::size_t n = check_offsets(offsets);
+    check_replicates(b0, nb);
+    py::array_t<std::uint8_t> out(
+        std::vector<py::ssize_t>{static_cast<py::ssize_t>(nb), static_cast<py::ssize_t>(n)});
+    const capfront::Strata st{offsets.data(), static_cast<std::size_t>(offsets.shape(0) - 1),
+                              n};
+    std::uint8_t* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::bootstrap_counts(st, seed, b0, static_cast<std::size_t>(nb), o);
+    }
+    return out;
+}
+
+py::array_t<std::int64_t> bootstrap_two_level_sums(
+    const carray<std::int64_t>& offsets, std::uint64_t seed, std::uint64_t b0,
+    std::int64_t nb, const carray<std::uint8_t>& successes,
+    const carray<std::uint64_t>& thresholds, bool with_max, bool with_cells) {
+    const std::size_t n = check_offsets(offsets);
+    check_replicates(b0, nb);
+    require(successes.ndim() == 2 && static_cast<std::size_t>(successes.shape(0)) == n,
+            "successes must be shaped (n, L) with n = offsets[-1]");
+    const auto L = static_cast<std::size_t>(successes.shape(1));
+    require(L >= 1, "successes has no models");
+    require(thresholds.ndim() == 2 && thresholds.shape(1) >= 1 &&
+                thresholds.shape(0) == thresholds.shape(1) + 1,
+            "thresholds must be shaped (G + 1, G)");
+    const auto G = static_cast<std::size_t>(thresholds.shape(1));
+    const std::uint8_t* S = successes.data();
+    for (std::size_t i = 0; i < n * L; ++i)
+        require(S[i] <= G, "successes must lie in 0..G");
+    require(with_max || with_cells, "nothing to sum (with_max and with_cells both false)");
+    const std::size_t K = (with_max ? 1 : 0) + (with_cells ? L : 0);
+    py::array_t<std::int64_t> out(
+        std::vector<py::ssize_t>{static_cast<py::ssize_t>(nb), static_cast<py::ssize_t>(K)});
+    const capfront::Strata st{offsets.data(), static_cast<std::size_t>(offsets.shape(0) - 1),
+                              n};
+    const std::uint64_t* T = thresholds.data();
+    std::int64_t* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::bootstrap_two_level_sums(st, seed, b0, static_cast<std::size_t>(nb), S, L, G,
+                                           T, with_max, with_cells, o);
+    }
+    return out;
+}
+
+}  // namespace
+
+void register_bootstrap(py::module_& m) {
+    m.def("philox_words", &philox_words, py::arg("seed"), py::arg("rep"), py::arg("stream"),
+          py::arg("start"), py::arg("count"),
+          "Words [start, start + count) of the Philox4x32-10 stream (seed, rep, stream).");
+    m.def("bootstrap_sums", &bootstrap_sums, py::arg("offsets"), py::arg("seed"),
+          py::arg("b0"), py::arg("n_replicates"), py::arg("z8"), py::arg("z64"),
+          "Exact integer sums sum_n c_bn Z[k, n] per replicate (GIL released).");
+    m.def("bootstrap_counts", &bootstrap_counts, py::arg("offsets"), py::arg("seed"),
+          py::arg("b0"), py::arg("n_replicates"),
+          "Multinomial draw counts per replicate, in stratum order (GIL released).");
+    m.def("bootstrap_two_level_sums", &bootstrap_two_level_sums, py::arg("offsets"),
+          py::arg("seed"), py::arg("b0"), py::arg("n_replicates"), py::arg("successes"),
+          py::arg("thresholds"), py::arg("with_max"), py::arg("with_cells"),
+          "Two-level replicates (prompts, then S* ~ Bin(G, p_hat)): integer sums of "
+          "max_l S* and/or S*_l (GIL released).");
+}

@@ -16,6 +16,7 @@ from ._backend import (
     set_num_threads,
 )
 from .baselines import OracleResult, best_single, naive_oracle, single_models
+from .bootstrap import BootstrapResult, bootstrap  # the function shadows the module
 from .expected_max import expected_max_binomial, pass_at_k, subsample_curve
 from .frontier import (
     Frontier,
@@ -35,6 +36,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BACKENDS",
+    "BootstrapResult",
     "EvalResults",
     "Frontier",
     "HullSegments",
@@ -43,6 +45,7 @@ __all__ = [
     "SufficientStats",
     "available_backends",
     "best_single",
+    "bootstrap",
     "expected_max_binomial",
     "from_count_frame",
     "from_frame",

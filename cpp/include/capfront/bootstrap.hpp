@@ -1,0 +1,293 @@
+// Streaming bootstrap over prompts for mean-decomposable statistics (SPEC 7).
+//
+// A statistic is decomposed into per-prompt columns V[n, k] and a finalize step on
+// the weighted column means. Python encodes every column as integers,
+// V[n, k] = scale_k * Z[k, n], either as int8 codes (p_hat = S / G takes only
+// G + 1 values; G <= 127) or as int64 fixed point with N * max|Z| < 2^53. A replicate's
+// weighted sums sum_n c_n Z[k, n] (c_n = multinomial draw counts) are then exact
+// integers: the result is the same for any thread count, any summation order
+// and any backend (C++, Numba, NumPy).
+//
+// Resampling (stream 0 of python/capfront/bootstrap.py's layout): replicate b
+// uses words w = 0..N-1 of Philox stream (seed, b, 0). Prompts are listed by
+// stratum (order, offsets); slot w of stratum s (offsets[s] <= w < offsets[s+1],
+// size n_s) draws order[offsets[s] + floor(u_w * n_s / 2^32)], so each stratum
+// keeps its size exactly. (The multiply-shift map has a relative bias below
+// n_s / 2^32 per prompt, 1e-4 at n_s = 400,000; no rejection keeps the stream
+// layout fixed.)
+//
+// Cost per replicate: N Philox words (about 1 ns each with AVX2), N random
+// increments into an N-byte count array (L2 resident), and N * K multiply-adds
+// of uint8 (or int64) by the counts. Replicates are processed in groups of
+// kGroupReplicates so one pass over a tile of Z (kTilePrompts prompts, in L2)
+// serves the whole group: memory traffic per replicate is N bytes of counts plus
+// N * K / kGroupReplicates bytes of Z. Extra memory: kGroupReplicates * N bytes
+// of counts and 4 N bytes of words per thread.
+//
+// Two-level (binary, equal G): after the prompt draw, slot w's cell l gets
+// S* = #{k < G : u >= T[S][k]} with u word w * L + l of stream (seed, b, 1) and
+// T[s][k] = floor(2^32 F(k; G, s / G)) (thresholds computed once in Python), i.e.
+// inversion of the Bin(G, p_hat) CDF. Columns: max_l S*_l and/or each S*_l.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "parallel.hpp"
+#include "philox.hpp"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define CAPFRONT_BOOTSTRAP_X86 1
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define CAPFRONT_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define CAPFRONT_ALWAYS_INLINE inline
+#endif
+
+namespace capfront {
+
+constexpr std::size_t kGroupReplicates = 16;
+constexpr std::size_t kTilePrompts = 4096;  // keeps a uint32 tile dot below 2^32
+
+// Prompts listed by stratum ("stratum order"): positions offsets[s] ..
+// offsets[s+1] - 1 are stratum s. The kernels work in stratum order (counts and
+// the rows of Z are permuted by the caller), which removes an indirection from
+// the random increments; sums are permutation invariant.
+struct Strata {
+    const std::int64_t* offsets;
+    std::size_t n_strata;
+    std::size_t n;
+};
+
+// Draw counts of replicate rep (stream 0), in stratum order. words needs n + 4
+// entries.
+inline void resample_counts(const Strata& st, std::uint64_t seed, std::uint32_t rep,
+                            std::uint32_t* words, std::uint8_t* counts) {
+    philox_stream_words(seed, rep, 0, 0, st.n, words);
+    std::memset(counts, 0, st.n);
+    for (std::size_t s = 0; s < st.n_strata; ++s) {
+        const std::int64_t lo = st.offsets[s], hi = st.offsets[s + 1];
+        const std::uint64_t size = static_cast<std::uint64_t>(hi - lo);
+        std::uint8_t* members = counts + lo;
+        for (std::int64_t w = lo; w < hi; ++w) {
+            const std::uint64_t pos = (static_cast<std::uint64_t>(words[w]) * size) >> 32;
+            ++members[pos];
+        }
+    }
+    // A uint8 count wraps only if a prompt is drawn 256 times (probability
+    // < 1/256! per prompt); a wrap shows as a deficit in the total.
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < st.n; ++i) total += counts[i];
+    if (total != st.n) throw std::overflow_error("bootstrap: a prompt was drawn over 255 times");
+}
+
+namespace bootstrap_detail {
+
+// acc[r] += sum_{i < len} counts[r][i] * z[i] for 4 replicates (rows of counts
+// with stride `stride`). uint8 counts times int8 codes is the vpdpbusd (VNNI)
+// pattern; len <= kTilePrompts keeps the int32 sums exact (|sum| < 2^23).
+CAPFRONT_ALWAYS_INLINE void dot4_u8(const std::uint8_t* counts, std::size_t stride,
+                                    const std::int8_t* z, std::size_t len,
+                                    std::int64_t* acc) {
+    const std::uint8_t* c0 = counts;
+    const std::uint8_t* c1 = counts + stride;
+    const std::uint8_t* c2 = counts + 2 * stride;
+    const std::uint8_t* c3 = counts + 3 * stride;
+    std::int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (std::size_t i = 0; i < len; ++i) {
+        const std::int32_t zi = z[i];
+        s0 += static_cast<std::int32_t>(c0[i]) * zi;
+        s1 += static_cast<std::int32_t>(c1[i]) * zi;
+        s2 += static_cast<std::int32_t>(c2[i]) * zi;
+        s3 += static_cast<std::int32_t>(c3[i]) * zi;
+    }
+    acc[0] += s0;
+    acc[1] += s1;
+    acc[2] += s2;
+    acc[3] += s3;
+}
+
+CAPFRONT_ALWAYS_INLINE void dot1_u8(const std::uint8_t* c, const std::int8_t* z,
+                                    std::size_t len, std::int64_t* acc) {
+    std::int32_t s = 0;
+    for (std::size_t i = 0; i < len; ++i)
+        s += static_cast<std::int32_t>(c[i]) * static_cast<std::int32_t>(z[i]);
+    *acc += s;
+}
+
+CAPFRONT_ALWAYS_INLINE void dot1_i64(const std::uint8_t* c, const std::int64_t* z,
+                                     std::size_t len, std::int64_t* acc) {
+    std::int64_t s = 0;
+    for (std::size_t i = 0; i < len; ++i) s += static_cast<std::int64_t>(c[i]) * z[i];
+    *acc += s;
+}
+
+// out[r * K + k] += sum_n counts[r][n] Z[k][n] for R <= kGroupReplicates
+// replicates, tile by tile so a tile of Z (K x kTilePrompts) stays in L2 while
+// the whole group passes over it.
+CAPFRONT_ALWAYS_INLINE void accumulate_group_body(const std::uint8_t* counts, std::size_t R,
+                                                  std::size_t n, const std::int8_t* z8,
+                                                  std::size_t K8, const std::int64_t* z64,
+                                                  std::size_t K64, std::int64_t* out) {
+    const std::size_t K = K8 + K64;
+    std::int64_t acc4[4];
+    for (std::size_t t0 = 0; t0 < n; t0 += kTilePrompts) {
+        const std::size_t len = std::min(kTilePrompts, n - t0);
+        for (std::size_t k = 0; k < K8; ++k) {
+            const std::int8_t* z = z8 + k * n + t0;
+            std::size_t r = 0;
+            for (; r + 4 <= R; r += 4) {
+                acc4[0] = acc4[1] = acc4[2] = acc4[3] = 0;
+                dot4_u8(counts + r * n + t0, n, z, len, acc4);
+                for (std::size_t q = 0; q < 4; ++q) out[(r + q) * K + k] += acc4[q];
+            }
+            for (; r < R; ++r) dot1_u8(counts + r * n + t0, z, len, out + r * K + k);
+        }
+        for (std::size_t k = 0; k < K64; ++k) {
+            const std::int64_t* z = z64 + k * n + t0;
+            for (std::size_t r = 0; r < R; ++r)
+                dot1_i64(counts + r * n + t0, z, len, out + r * K + K8 + k);
+        }
+    }
+}
+
+using AccumulateFn = void (*)(const std::uint8_t*, std::size_t, std::size_t,
+                              const std::int8_t*, std::size_t, const std::int64_t*,
+                              std::size_t, std::int64_t*);
+
+inline void accumulate_group_default(const std::uint8_t* counts, std::size_t R,
+                                     std::size_t n, const std::int8_t* z8, std::size_t K8,
+                                     const std::int64_t* z64, std::size_t K64,
+                                     std::int64_t* out) {
+    accumulate_group_body(counts, R, n, z8, K8, z64, K64, out);
+}
+
+#ifdef CAPFRONT_BOOTSTRAP_X86
+// The same body compiled for wider vectors, chosen at run time (the build
+// targets baseline x86-64).
+__attribute__((target("avx2"))) inline void accumulate_group_avx2(
+    const std::uint8_t* counts, std::size_t R, std::size_t n, const std::int8_t* z8,
+    std::size_t K8, const std::int64_t* z64, std::size_t K64, std::int64_t* out) {
+    accumulate_group_body(counts, R, n, z8, K8, z64, K64, out);
+}
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2"))) inline void
+accumulate_group_avx512vnni(const std::uint8_t* counts, std::size_t R, std::size_t n,
+                        const std::int8_t* z8, std::size_t K8, const std::int64_t* z64,
+                        std::size_t K64, std::int64_t* out) {
+    accumulate_group_body(counts, R, n, z8, K8, z64, K64, out);
+}
+#endif
+
+inline AccumulateFn accumulate_group() {
+#ifdef CAPFRONT_BOOTSTRAP_X86
+    static const AccumulateFn fn =
+        __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw")
+            ? &accumulate_group_avx512vnni
+        : __builtin_cpu_supports("avx2") ? &accumulate_group_avx2
+                                         : &accumulate_group_default;
+    return fn;
+#else
+    return &accumulate_group_default;
+#endif
+}
+
+}  // namespace bootstrap_detail
+
+// sums[(b - b0) * K + k] = sum_n c_bn Z[k, n] for replicates b = b0 .. b0 + nb - 1,
+// K = K8 + K64: first the int8 rows z8 (K8 x n), then the int64 rows z64
+// (K64 x n), both in stratum order. Exact integer arithmetic; parallel over
+// groups of replicates.
+inline void bootstrap_sums(const Strata& st, std::uint64_t seed, std::uint64_t b0,
+                           std::size_t nb, const std::int8_t* z8, std::size_t K8,
+                           const std::int64_t* z64, std::size_t K64, std::int64_t* sums) {
+    const std::size_t n = st.n, K = K8 + K64;
+    const std::size_t n_groups = (nb + kGroupReplicates - 1) / kGroupReplicates;
+    const bootstrap_detail::AccumulateFn accumulate = bootstrap_detail::accumulate_group();
+    parallel_blocks(n_groups, 1, [&](std::size_t g0, std::size_t g1) {
+        std::vector<std::uint32_t> words(n + 4);
+        std::vector<std::uint8_t> counts(kGroupReplicates * n);
+        for (std::size_t g = g0; g < g1; ++g) {
+            const std::size_t r0 = g * kGroupReplicates;
+            const std::size_t R = std::min(kGroupReplicates, nb - r0);
+            for (std::size_t r = 0; r < R; ++r)
+                resample_counts(st, seed, static_cast<std::uint32_t>(b0 + r0 + r),
+                                words.data(), counts.data() + r * n);
+            std::int64_t* out = sums + r0 * K;
+            std::fill(out, out + R * K, 0);
+            accumulate(counts.data(), R, n, z8, K8, z64, K64, out);
+        }
+    });
+}
+
+// The draw counts themselves (nb x n, uint8), for keep_counts / tests.
+inline void bootstrap_counts(const Strata& st, std::uint64_t seed, std::uint64_t b0,
+                             std::size_t nb, std::uint8_t* counts) {
+    parallel_blocks(nb, 1, [&](std::size_t r0, std::size_t r1) {
+        std::vector<std::uint32_t> words(st.n + 4);
+        for (std::size_t r = r0; r < r1; ++r)
+            resample_counts(st, seed, static_cast<std::uint32_t>(b0 + r), words.data(),
+                            counts + r * st.n);
+    });
+}
+
+// Two-level replicates for binary data with G draws in every cell.
+// successes: n x L uint8 (row-major, rows in stratum order); thresholds: (G + 1) x G uint64,
+// thresholds[s * G + k] = floor(2^32 F(k; G, s / G)) (2^32 when F = 1).
+// Output columns per replicate: [max_l S*] if with_max, then [S*_l, l < L] if
+// with_cells: sums of those integers over the n slots.
+inline void bootstrap_two_level_sums(const Strata& st, std::uint64_t seed, std::uint64_t b0,
+                                     std::size_t nb, const std::uint8_t* successes,
+                                     std::size_t L, std::size_t G,
+                                     const std::uint64_t* thresholds, bool with_max,
+                                     bool with_cells, std::int64_t* sums) {
+    const std::size_t n = st.n;
+    const std::size_t K = (with_max ? 1 : 0) + (with_cells ? L : 0);
+    parallel_blocks(nb, 1, [&](std::size_t r0, std::size_t r1) {
+        std::vector<std::uint32_t> words(n + 4);
+        std::vector<std::uint32_t> cell_words;
+        std::vector<std::int64_t> prompt_of_slot(n);
+        constexpr std::size_t kSlotChunk = 1024;
+        cell_words.resize(kSlotChunk * L + 4);
+        for (std::size_t r = r0; r < r1; ++r) {
+            const std::uint32_t rep = static_cast<std::uint32_t>(b0 + r);
+            philox_stream_words(seed, rep, 0, 0, n, words.data());
+            for (std::size_t s = 0; s < st.n_strata; ++s) {
+                const std::int64_t lo = st.offsets[s], hi = st.offsets[s + 1];
+                const std::uint64_t size = static_cast<std::uint64_t>(hi - lo);
+                for (std::int64_t w = lo; w < hi; ++w)
+                    prompt_of_slot[w] =
+                        lo + static_cast<std::int64_t>(
+                                 (static_cast<std::uint64_t>(words[w]) * size) >> 32);
+            }
+            std::int64_t* out = sums + r * K;
+            std::fill(out, out + K, 0);
+            for (std::size_t w0 = 0; w0 < n; w0 += kSlotChunk) {
+                const std::size_t len = std::min(kSlotChunk, n - w0);
+                // w0 * L is a multiple of 4 because kSlotChunk is.
+                philox_stream_words(seed, rep, 1, static_cast<std::uint64_t>(w0) * L,
+                                    len * L, cell_words.data());
+                for (std::size_t i = 0; i < len; ++i) {
+                    const std::uint8_t* S = successes + prompt_of_slot[w0 + i] * L;
+                    const std::uint32_t* u = cell_words.data() + i * L;
+                    std::int64_t best = 0;
+                    for (std::size_t l = 0; l < L; ++l) {
+                        const std::uint64_t* T = thresholds + S[l] * G;
+                        std::size_t k = 0;
+                        while (k < G && u[l] >= T[k]) ++k;
+                        best = std::max<std::int64_t>(best, static_cast<std::int64_t>(k));
+                        if (with_cells) out[(with_max ? 1 : 0) + l] += static_cast<std::int64_t>(k);
+                    }
+                    if (with_max) out[0] += best;
+                }
+            }
+        }
+    });
+}
+
+}  // namespace capfront
