@@ -181,14 +181,20 @@ def _prompt_hulls_np(c: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, ...]:
 
 
 def _hull_segments_np(option_cost: np.ndarray, option_quality: np.ndarray) -> dict:
-    N, M = option_cost.shape
+    return _hull_segments_chunked_np(
+        option_cost.shape[0], lambda a, b: (option_cost[a:b], option_quality[a:b]))
+
+
+def _hull_segments_chunked_np(N: int, options: Any) -> dict:
+    """Reference hull merge; ``options(start, stop)`` returns the (cost, quality)
+    option rows of those prompts, so the ``(N, M)`` arrays never need to exist."""
     base_cost = np.full(N, np.nan)
     base_quality = np.full(N, np.nan)
     base_option = np.full(N, -1, dtype=np.int64)
     parts: list[tuple[np.ndarray, ...]] = []
     for start in range(0, N, _NUMPY_CHUNK):
         sl = slice(start, min(N, start + _NUMPY_CHUNK))
-        hull, hc, hq, h = _prompt_hulls_np(option_cost[sl], option_quality[sl])
+        hull, hc, hq, h = _prompt_hulls_np(*options(sl.start, sl.stop))
         got = np.flatnonzero(h > 0)
         base_option[start + got] = hull[got, 0]
         base_cost[start + got] = hc[got, 0]
@@ -438,11 +444,19 @@ def frontier_options(
         qk = _binary_pass_at_k(S, results.n_draws.astype(np.int64), K)
     else:
         qk = _graded_best_of_k(results, K)
+    ck, qk = _best_of_k_arrays(cbar, qk)
+    return ck, qk, option_model, option_k
+
+
+def _best_of_k_arrays(cbar: np.ndarray, qk: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(N, L*K) option cost ``k * cbar`` and quality, NaN where either is missing."""
+    N, L, K = qk.shape
     ks = np.arange(1, K + 1, dtype=np.float64)
     ck = ks[None, None, :] * cbar[:, :, None]
-    ck = np.where(np.isfinite(qk), ck, np.nan)
-    qk = np.where(np.isfinite(ck), qk, np.nan)
-    return ck.reshape(N, L * K), qk.reshape(N, L * K), option_model, option_k
+    bad = ~(np.isfinite(qk) & np.isfinite(ck))
+    ck[bad] = np.nan
+    qk = np.where(bad, np.nan, qk)
+    return ck.reshape(N, L * K), qk.reshape(N, L * K)
 
 
 def frontier_segments(
@@ -455,12 +469,12 @@ def frontier_segments(
     backend: str | None = None,
 ) -> tuple[HullSegments, np.ndarray, np.ndarray]:
     """``hull_segments(*frontier_options(...)[:2])`` and the option labels
-    ``(option_model, option_k)``, without building the ``(N, L*K)`` option arrays for
-    binary posthoc options on the ``cpp``/``numba`` backends (identical result)."""
+    ``(option_model, option_k)``; binary posthoc options are built per block of
+    prompts inside the kernels, never as ``(N, L*K)`` arrays (identical result)."""
     name = resolve_backend(backend)
     K = _resolve_max_k(results, posthoc, max_k)
     L = results.n_models
-    fused = (posthoc and results.is_binary and name != "numpy"
+    fused = (posthoc and results.is_binary
              and isinstance(quality, str) and quality == "naive")
     if not fused:
         c, q, om, ok = frontier_options(results, posthoc=posthoc, max_k=max_k,
@@ -471,8 +485,11 @@ def frontier_segments(
     G = np.ascontiguousarray(results.n_draws.astype(np.int64))
     if name == "cpp":
         d = core().hull_segments_posthoc(S, G, cbar, K)
-    else:
+    elif name == "numba":
         d = hull_segments_posthoc_nb(S, G, cbar, K)
+    else:
+        d = _hull_segments_chunked_np(S.shape[0], lambda a, b: _best_of_k_arrays(
+            cbar[a:b], _binary_pass_at_k(S[a:b], G[a:b], K)))
     om = np.repeat(np.arange(L, dtype=np.int64), K)
     ok = np.tile(np.arange(1, K + 1, dtype=np.int64), L)
     return _check_segments(_segments_from_dict(d)), om, ok

@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "parallel.hpp"
@@ -50,8 +51,9 @@ inline bool option_available(double c, double q) { return std::isfinite(c) && st
 
 // Upper-left hull of one prompt's M options. Writes the hull's option indices (cost
 // ascending) into `hull` and returns their number (0 when no option is available).
-// `order` is scratch of size M.
+// `scratch` and `order` are scratch of size M.
 inline std::size_t prompt_hull(const double* c, const double* q, std::size_t M,
+                               std::pair<double, std::int64_t>* scratch,
                                std::int64_t* order, std::int64_t* hull) {
     // Pass 1: cheapest cost and highest quality; pass 2: the quality of the cheapest
     // option(s) and the cost of the cheapest best option. Options outside
@@ -70,14 +72,15 @@ inline std::size_t prompt_hull(const double* c, const double* q, std::size_t M,
         if (q[j] == q_max) c_star = std::min(c_star, c[j]);
         if (c[j] == c_min) q_base = std::max(q_base, q[j]);
     }
+    // (cost, index) pairs sorted lexicographically = a stable sort by cost.
+    std::pair<double, std::int64_t>* cand = scratch;
     std::size_t m = 0;
     for (std::size_t j = 0; j < M; ++j) {
         if (!option_available(c[j], q[j])) continue;
-        if (c[j] <= c_star && q[j] >= q_base) order[m++] = static_cast<std::int64_t>(j);
+        if (c[j] <= c_star && q[j] >= q_base) cand[m++] = {c[j], static_cast<std::int64_t>(j)};
     }
-    std::sort(order, order + m, [c](std::int64_t a, std::int64_t b) {
-        return c[a] < c[b] || (c[a] == c[b] && a < b);
-    });
+    std::sort(cand, cand + m);
+    for (std::size_t i = 0; i < m; ++i) order[i] = cand[i].second;
     std::size_t h = 0;
     for (std::size_t i = 0; i < m; ++i) {
         const std::int64_t o = order[i];
@@ -161,13 +164,15 @@ HullSegments hull_segments(std::size_t N, std::size_t M, Fill&& fill) {
     parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
         std::vector<double> c(M), q(M);
         std::vector<std::int64_t> order(M), hull(M);
+        std::vector<std::pair<double, std::int64_t>> scratch(M);
         for (std::size_t b = b0; b < b1; ++b) {
             Block& blk = blocks[b];
             const std::size_t n1 = std::min(N, (b + 1) * kGrain);
             for (std::size_t n = b * kGrain; n < n1; ++n) {
                 fill(n, c.data(), q.data());
                 const std::size_t h =
-                    detail::prompt_hull(c.data(), q.data(), M, order.data(), hull.data());
+                    detail::prompt_hull(c.data(), q.data(), M, scratch.data(), order.data(),
+                                        hull.data());
                 if (h == 0) continue;
                 out.base_option[n] = hull[0];
                 out.base_cost[n] = c[hull[0]];
