@@ -15,7 +15,6 @@ from ..simulate import simulate
 from ._common import check_int, entropy, markdown_table, new_axes, spearman
 
 DEFAULT_ALPHAS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
-ESTIMATES = ("true", "naive", "debiased")
 _N_BINS = 8
 
 
@@ -29,9 +28,11 @@ class TopicEntropyResult:
         One row per simulated workload: ``alpha``, ``rep``, ``entropy`` ``H(pi)``
         (nats), ``entropy_norm = H / log K``, ``true_oracle``, ``true_best_single``,
         ``gain_true``, ``naive_oracle``, ``naive_best_single``, ``gain_naive``,
-        ``debiased_oracle``, ``gain_debiased``.
+        ``debiased_oracle``, ``gain_debiased`` (the first debiasing method), and
+        ``gain_<method>`` for each further method.
     summary : DataFrame
-        Per estimate (true, naive, debiased): ``spearman`` between ``H`` and the gain
+        Per estimate (``true``, ``naive``, ``debiased`` = the first method, then the
+        further methods by name): ``spearman`` between ``H`` and the gain
         over all workloads, ``spearman_lo``/``spearman_hi`` (95% bootstrap over
         workloads), ``within_rep_spearman`` (mean over reps, each rep one model pool
         across all ``alpha``), ``bin_decreases`` (how often the mean gain falls from
@@ -40,7 +41,9 @@ class TopicEntropyResult:
     binned : DataFrame
         Mean gains in equal-count entropy bins.
     debias_method : str
-        Which debiased estimator was used.
+        Which debiased estimator gives ``gain_debiased``.
+    debias_methods : list of str
+        Every debiased estimator used, in order.
     """
 
     table: pd.DataFrame
@@ -48,6 +51,12 @@ class TopicEntropyResult:
     binned: pd.DataFrame
     debias_method: str
     settings: dict = field(default_factory=dict)
+    debias_methods: list[str] = field(default_factory=list)
+
+    @property
+    def estimates(self) -> list[str]:
+        """Names of the gain columns (``gain_<name>``), as in :attr:`summary`."""
+        return list(self.summary["estimate"])
 
     @property
     def spearman(self) -> float:
@@ -57,10 +66,19 @@ class TopicEntropyResult:
     def plot(self, ax=None):  # noqa: ANN001, ANN201 (matplotlib is optional at import)
         """Gain against ``H(pi)``: workloads as dots, entropy-bin means as lines."""
         ax = new_axes(ax)
-        styles = {"true": ("C0", "o"), "naive": ("C3", "^"), "debiased": ("C2", "s")}
+        styles = [
+            ("C0", "o"),
+            ("C3", "^"),
+            ("C2", "s"),
+            ("C1", "D"),
+            ("C4", "v"),
+            ("C5", "P"),
+            ("C6", "X"),
+            ("C7", "*"),
+        ]
         rho = self.summary.set_index("estimate")["spearman"]
-        for est in ESTIMATES:
-            c, m = styles[est]
+        for i, est in enumerate(self.estimates):
+            c, m = styles[i % len(styles)]
             ax.scatter(
                 self.table["entropy"],
                 self.table[f"gain_{est}"],
@@ -93,7 +111,7 @@ class TopicEntropyResult:
         """Summary and entropy-bin table as markdown."""
         return "\n\n".join(
             [
-                f"Debiased estimate: {self.debias_method}.",
+                "Debiased estimate(s): " + "; ".join(self.debias_methods) + ".",
                 "Rank correlation of the oracle gain with H(pi):",
                 markdown_table(self.summary),
                 "Mean gain per entropy bin:",
@@ -103,20 +121,22 @@ class TopicEntropyResult:
 
 
 def _debiased_oracle(results: EvalResults, method: str | None) -> tuple[float, str]:
-    """The debiased oracle from ``capfront.debiased_oracle`` when it exists, else the
-    parametric bootstrap bias correction of SPEC 4c computed here:
+    """The debiased oracle from ``capfront.debiased_oracle(results, method)`` when it
+    exists, else (only for ``bootstrap_bc`` or ``None``) the parametric bootstrap bias
+    correction of SPEC 4c computed here:
     ``O_bc = 2 O_biased - mean_n E[max_l Bin(G, p_hat_nl) / G]``."""
     import capfront
 
     fn = getattr(capfront, "debiased_oracle", None)
     if fn is not None and method is not None:
         out = fn(results, method)
-        for attr in ("value", "estimate"):
-            if hasattr(out, attr):
-                return float(
-                    getattr(out, attr)
-                ), f"capfront.debiased_oracle({method!r})"
-        return float(out), f"capfront.debiased_oracle({method!r})"
+        value = getattr(out, "value", out)
+        return float(value), f"capfront.debiased_oracle({method!r})"
+    if method not in (None, "bootstrap_bc"):
+        raise ValueError(
+            f"debias_method {method!r} needs capfront.debiased_oracle, which is not "
+            "available; use 'bootstrap_bc' or None"
+        )
     p_hat = results.p_hat
     naive = float(p_hat.max(axis=1).mean())
     e1 = float(expected_max_binomial(p_hat, results.n_draws).mean())
@@ -135,7 +155,7 @@ def topic_entropy(
     specialisation: float = 1.0,
     skill_sd: float = 0.7,
     cell_sd: float = 0.0,
-    debias_method: str | None = "bootstrap",
+    debias_method: str | Sequence[str] | None = "bootstrap_bc",
     n_boot: int = 1000,
 ) -> TopicEntropyResult:
     """Oracle gain over the best single model against the topic-mixture entropy.
@@ -174,10 +194,13 @@ def topic_entropy(
         Model-by-prompt aptitude sd (``simulate(cell_sd=)``); with 0 the ranking of
         models is the same on every prompt of a topic, so a one-topic workload has
         zero true gain.
-    debias_method : str or None
-        Passed to ``capfront.debiased_oracle(results, method)`` when that exists;
-        ``None`` (or its absence) uses the bootstrap bias correction (SPEC 4c)
-        computed here with :func:`capfront.expected_max_binomial`.
+    debias_method : str, several, or None
+        Passed to ``capfront.debiased_oracle(results, method)`` (e.g.
+        ``"bootstrap_bc"``, ``"double_bc"``, ``"extrapolation"``, ``"pgm"``); the
+        first gives ``gain_debiased``, further ones add ``gain_<method>`` columns.
+        ``None``, or ``"bootstrap_bc"`` while ``capfront.debiased_oracle`` is absent,
+        uses the bootstrap bias correction (SPEC 4c) computed here with
+        :func:`capfront.expected_max_binomial`.
     n_boot : int
         Bootstrap resamples for the Spearman intervals.
 
@@ -200,10 +223,20 @@ def topic_entropy(
         raise ValueError(f"alphas must be finite numbers > 0, got {list(alphas)}")
     if specialisation < 0 or skill_sd < 0 or cell_sd < 0:
         raise ValueError("specialisation, skill_sd and cell_sd must be >= 0")
+    if debias_method is None or isinstance(debias_method, str):
+        methods: list[str | None] = [debias_method]
+    else:
+        methods = list(debias_method)
+        if not methods:
+            raise ValueError("debias_method is an empty sequence")
+    extra = [str(m) for m in methods[1:]]
+    clash = {"true", "naive", "debiased"} & set(extra)
+    if clash or len(set(extra)) != len(extra):
+        raise ValueError(f"debias_method has repeated or reserved names: {methods}")
 
     root = np.random.SeedSequence(seed)
     rows = []
-    method_used = ""
+    methods_used: list[str] = []
     for r, rep_seq in enumerate(root.spawn(R)):
         pool_rng, mix_rng = (np.random.default_rng(s) for s in rep_seq.spawn(2))
         theta = pool_rng.normal(1.0, skill_sd, size=L)[:, None] + (
@@ -230,7 +263,9 @@ def topic_entropy(
             p_hat = res.p_hat
             naive = float(p_hat.max(axis=1).mean())
             naive_best = float(p_hat.mean(axis=0).max())
-            debiased, method_used = _debiased_oracle(res, debias_method)
+            estimates = [_debiased_oracle(res, m) for m in methods]
+            methods_used = [name for _, name in estimates]
+            debiased = estimates[0][0]
             h = float(entropy(pi))
             rows.append(
                 {
@@ -246,10 +281,15 @@ def topic_entropy(
                     "gain_naive": naive - naive_best,
                     "debiased_oracle": debiased,
                     "gain_debiased": debiased - naive_best,
+                    **{
+                        f"gain_{m}": value - naive_best
+                        for m, (value, _) in zip(extra, estimates[1:], strict=True)
+                    },
                 }
             )
     table = pd.DataFrame(rows)
-    summary, binned = _summarise(table, B, np.random.default_rng([seed, 7]))
+    names = ["true", "naive", "debiased", *extra]
+    summary, binned = _summarise(table, names, B, np.random.default_rng([seed, 7]))
     settings = {
         "n_topics": K,
         "n_models": L,
@@ -262,18 +302,20 @@ def topic_entropy(
         "skill_sd": skill_sd,
         "cell_sd": cell_sd,
         "n_boot": B,
+        "debias_method": methods,
     }
     return TopicEntropyResult(
         table=table,
         summary=summary,
         binned=binned,
-        debias_method=method_used,
+        debias_method=methods_used[0],
         settings=settings,
+        debias_methods=methods_used,
     )
 
 
 def _summarise(
-    table: pd.DataFrame, n_boot: int, rng: np.random.Generator
+    table: pd.DataFrame, names: list[str], n_boot: int, rng: np.random.Generator
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     h = table["entropy"].to_numpy()
     n_bins = min(_N_BINS, max(1, len(table) // 5))
@@ -282,14 +324,14 @@ def _summarise(
     bin_of[order] = np.arange(len(h)) * n_bins // len(h)
     binned = (
         table.assign(bin=bin_of)
-        .groupby("bin")[["entropy"] + [f"gain_{e}" for e in ESTIMATES]]
+        .groupby("bin")[["entropy"] + [f"gain_{e}" for e in names]]
         .mean()
         .reset_index()
     )
     binned.insert(1, "n_workloads", np.bincount(bin_of, minlength=n_bins))
     idx = rng.integers(0, len(h), size=(n_boot, len(h)))
     rows = []
-    for est in ESTIMATES:
+    for est in names:
         gain = table[f"gain_{est}"].to_numpy()
         rho = spearman(h, gain)
         boot = np.array([spearman(h[i], gain[i]) for i in idx])
