@@ -46,7 +46,7 @@ def _suffstats_loop(
             for g in range(G):
                 if has_mask and mask[n, l, g] == 0:
                     continue
-                v = float(scores[n, l, g])
+                v = np.float64(scores[n, l, g])  # float() keeps float32
                 cnt += 1
                 if not np.isfinite(v):
                     f0 += 1
