@@ -407,3 +407,26 @@ def test_cli_rejects_unknown_study(capsys):
         main(["nonsense"])
     with pytest.raises(SystemExit):
         main(["bias-decay", "--draws", "1,x"])
+
+
+def test_capfront_cli_registers_study(tmp_path):
+    cli = pytest.importorskip("capfront.cli")
+    out = tmp_path / "via-capfront"
+    code = cli.main(
+        [
+            "study",
+            "topic-entropy",
+            "--out",
+            str(out),
+            "--reps",
+            "1",
+            "--prompts",
+            "40",
+            "--topics",
+            "2",
+            "--alphas",
+            "1",
+        ]
+    )
+    assert code == 0
+    assert (out / "study_topic_entropy.png").stat().st_size > 0
