@@ -18,6 +18,13 @@ import numpy as np
 # ---------------------------------------------------------------- sufficient stats
 
 
+def _sum(values: list[float]) -> float:
+    """Exactly rounded sum (NaN/inf propagate as in IEEE arithmetic)."""
+    if all(math.isfinite(v) for v in values):
+        return math.fsum(values)
+    return sum(values)
+
+
 def suffstats(scores, mask=None, cost=None, latency=None) -> dict:
     """Per-cell sums by a triple loop (SPEC 1). ``scores`` is ``(N, L, G)``."""
     x = np.asarray(scores)
@@ -48,8 +55,8 @@ def suffstats(scores, mask=None, cost=None, latency=None) -> dict:
             ]
             vals = [float(x[n, l, g]) for g in valid]
             out["n_draws"][n, l] = len(vals)
-            out["successes"][n, l] = math.fsum(vals)
-            out["sum_sq"][n, l] = math.fsum(v * v for v in vals)
+            out["successes"][n, l] = _sum(vals)
+            out["sum_sq"][n, l] = _sum([v * v for v in vals])
             if vals:  # NaN-propagating max (cells with NaN are errors anyway)
                 out["max_score"][n, l] = np.max(vals)
             for v in vals:
@@ -65,7 +72,7 @@ def suffstats(scores, mask=None, cost=None, latency=None) -> dict:
                 if arr is None:
                     continue
                 ts = [float(np.asarray(arr)[n, l, g]) for g in valid]
-                out[f"{key}_sum"][n, l] = math.fsum(ts)
+                out[f"{key}_sum"][n, l] = _sum(ts)
                 if key == "latency":
                     out["latency_max"][n, l] = np.max(ts) if ts else 0.0
                 flags[flag] += sum(not (math.isfinite(t) and t >= 0) for t in ts)

@@ -224,7 +224,8 @@ def sufficient_stats(
             s = s.view(np.uint8)
         raw = suffstats_nb(s, mask_u8, cost, latency)
     else:
-        raw = _suffstats_np(scores, mask, cost, latency)
+        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: flagged
+            raw = _suffstats_np(scores, mask, cost, latency)
     flags = {k: int(raw[k]) for k in _FLAG_NAMES}
     return SufficientStats(
         successes=raw["successes"],
