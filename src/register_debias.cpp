@@ -1,5 +1,225 @@
+// Bindings of the debiased-oracle kernels (cpp/include/capfront/debias.hpp).
+#include <cstdint>
+
+#include "capfront/debias.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
+using capfront_py::carray;
+using capfront_py::require;
 
-void register_debias(py::module_& m) { (void)m; }
+namespace {
+
+void check_counts(const carray<std::int64_t>& successes, const carray<std::int64_t>& n_draws) {
+    require(successes.ndim() == 2, "successes must be shaped (N, L)");
+    require(n_draws.ndim() == 2 && n_draws.shape(0) == successes.shape(0) &&
+                n_draws.shape(1) == successes.shape(1),
+            "n_draws must have the shape of successes");
+}
+
+py::array_t<double> subsample_curve_rows(const carray<std::int64_t>& successes,
+                                         const carray<std::int64_t>& n_draws,
+                                         const carray<std::int64_t>& sizes) {
+    check_counts(successes, n_draws);
+    require(sizes.ndim() == 1, "sizes must be 1-D");
+    const auto N = static_cast<std::size_t>(successes.shape(0));
+    const auto L = static_cast<std::size_t>(successes.shape(1));
+    const auto Z = static_cast<std::size_t>(sizes.shape(0));
+    py::array_t<double> out({static_cast<py::ssize_t>(N), static_cast<py::ssize_t>(Z)});
+    const std::int64_t* s = successes.data();
+    const std::int64_t* g = n_draws.data();
+    const std::int64_t* z = sizes.data();
+    double* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::subsample_curve_rows(s, g, N, L, z, Z, o);
+    }
+    return out;
+}
+
+py::array_t<double> crossfit_rows(const carray<std::int64_t>& successes,
+                                  const carray<std::int64_t>& n_draws,
+                                  const carray<double>& nodes, const carray<double>& weights) {
+    check_counts(successes, n_draws);
+    require(nodes.ndim() == 1 && weights.ndim() == 1 && nodes.shape(0) == weights.shape(0),
+            "nodes and weights must be 1-D of equal length");
+    const auto N = static_cast<std::size_t>(successes.shape(0));
+    const auto L = static_cast<std::size_t>(successes.shape(1));
+    py::array_t<double> out(static_cast<py::ssize_t>(N));
+    const std::int64_t* s = successes.data();
+    const std::int64_t* g = n_draws.data();
+    const double* gz = nodes.data();
+    const double* gw = weights.data();
+    const auto Q = static_cast<std::size_t>(nodes.shape(0));
+    double* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::crossfit_rows(s, g, N, L, gz, gw, Q, o);
+    }
+    return out;
+}
+
+double pgm_estep(const carray<double>& table, const carray<std::int64_t>& cell_row,
+                 const carray<std::int64_t>& topic, const carray<double>& log_w,
+                 py::array_t<double, py::array::c_style>& resp) {
+    require(table.ndim() == 4, "table must be shaped (L, K, R, J)");
+    require(cell_row.ndim() == 2, "cell_row must be shaped (N, L)");
+    const auto L = static_cast<std::size_t>(table.shape(0));
+    const auto K = static_cast<std::size_t>(table.shape(1));
+    const auto R = static_cast<std::size_t>(table.shape(2));
+    const auto J = static_cast<std::size_t>(table.shape(3));
+    const auto N = static_cast<std::size_t>(cell_row.shape(0));
+    require(static_cast<std::size_t>(cell_row.shape(1)) == L, "cell_row must have L columns");
+    require(topic.ndim() == 1 && static_cast<std::size_t>(topic.shape(0)) == N,
+            "topic must have N entries");
+    require(log_w.ndim() == 1 && static_cast<std::size_t>(log_w.shape(0)) == J,
+            "log_w must have J entries");
+    require(resp.ndim() == 2 && static_cast<std::size_t>(resp.shape(0)) == N &&
+                static_cast<std::size_t>(resp.shape(1)) == J,
+            "resp must be a writable (N, J) float64 array");
+    const std::int64_t* rows = cell_row.data();
+    const std::int64_t* tp = topic.data();
+    for (std::size_t i = 0; i < N * L; ++i)
+        require(rows[i] < static_cast<std::int64_t>(R), "cell_row out of range");
+    for (std::size_t i = 0; i < N; ++i)
+        require(tp[i] >= 0 && tp[i] < static_cast<std::int64_t>(K), "topic out of range");
+    const double* t = table.data();
+    const double* lw = log_w.data();
+    double* r = resp.mutable_data();
+    double ll;
+    {
+        py::gil_scoped_release release;
+        ll = capfront::pgm_estep(t, rows, tp, lw, N, L, K, R, J, r);
+    }
+    return ll;
+}
+
+py::array_t<double> pgm_stats(const carray<double>& resp, const carray<std::int64_t>& cell_row,
+                              const carray<std::int64_t>& topic, std::int64_t n_topics,
+                              std::int64_t n_rows) {
+    require(resp.ndim() == 2 && cell_row.ndim() == 2 && resp.shape(0) == cell_row.shape(0),
+            "resp (N, J) and cell_row (N, L) must agree in N");
+    require(n_topics >= 1 && n_rows >= 1, "n_topics and n_rows must be >= 1");
+    const auto N = static_cast<std::size_t>(resp.shape(0));
+    const auto J = static_cast<std::size_t>(resp.shape(1));
+    const auto L = static_cast<std::size_t>(cell_row.shape(1));
+    const auto K = static_cast<std::size_t>(n_topics);
+    const auto R = static_cast<std::size_t>(n_rows);
+    require(topic.ndim() == 1 && static_cast<std::size_t>(topic.shape(0)) == N,
+            "topic must have N entries");
+    const std::int64_t* rows = cell_row.data();
+    const std::int64_t* tp = topic.data();
+    for (std::size_t i = 0; i < N * L; ++i)
+        require(rows[i] < static_cast<std::int64_t>(R), "cell_row out of range");
+    for (std::size_t i = 0; i < N; ++i)
+        require(tp[i] >= 0 && tp[i] < static_cast<std::int64_t>(K), "topic out of range");
+    py::array_t<double> out({static_cast<py::ssize_t>(L), static_cast<py::ssize_t>(K),
+                             static_cast<py::ssize_t>(R), static_cast<py::ssize_t>(J)});
+    const double* r = resp.data();
+    double* c = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::pgm_stats(r, rows, tp, N, L, K, R, J, c);
+    }
+    return out;
+}
+
+py::array_t<double> pgm_mstep_scores(const carray<double>& stats, const carray<double>& logh,
+                                     const carray<std::int64_t>& cand) {
+    require(stats.ndim() == 3, "stats must be shaped (LK, R, J)");
+    require(logh.ndim() == 2 && logh.shape(0) == stats.shape(1), "logh must be (R, E)");
+    require(cand.ndim() == 2 && cand.shape(0) == stats.shape(2), "cand must be (J, n_cand)");
+    const auto LK = static_cast<std::size_t>(stats.shape(0));
+    const auto R = static_cast<std::size_t>(stats.shape(1));
+    const auto J = static_cast<std::size_t>(stats.shape(2));
+    const auto E = static_cast<std::size_t>(logh.shape(1));
+    const auto Cn = static_cast<std::size_t>(cand.shape(1));
+    const std::int64_t* ci = cand.data();
+    for (std::size_t i = 0; i < J * Cn; ++i)
+        require(ci[i] >= 0 && ci[i] < static_cast<std::int64_t>(E), "cand out of range");
+    py::array_t<double> out({static_cast<py::ssize_t>(LK), static_cast<py::ssize_t>(Cn)});
+    const double* c = stats.data();
+    const double* lh = logh.data();
+    double* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::pgm_mstep_scores(c, lh, ci, LK, R, J, E, Cn, o);
+    }
+    return out;
+}
+
+py::tuple pgm_emax(const carray<double>& resp, const carray<std::int64_t>& cell_row,
+                   const carray<std::int64_t>& topic, const carray<std::int64_t>& eta_idx,
+                   const carray<double>& eta_wt, const carray<double>& cdf_table,
+                   const carray<double>& mean_table, double min_resp) {
+    require(resp.ndim() == 2 && cell_row.ndim() == 2 && resp.shape(0) == cell_row.shape(0),
+            "resp (N, J) and cell_row (N, L) must agree in N");
+    require(eta_idx.ndim() == 3 && eta_wt.ndim() == 3, "eta_idx, eta_wt must be (L, K, J)");
+    require(cdf_table.ndim() == 3 && mean_table.ndim() == 2,
+            "cdf_table must be (R, E, M + 1) and mean_table (R, E)");
+    const auto N = static_cast<std::size_t>(resp.shape(0));
+    const auto J = static_cast<std::size_t>(resp.shape(1));
+    const auto L = static_cast<std::size_t>(cell_row.shape(1));
+    const auto K = static_cast<std::size_t>(eta_idx.shape(1));
+    const auto R = static_cast<std::size_t>(cdf_table.shape(0));
+    const auto E = static_cast<std::size_t>(cdf_table.shape(1));
+    const auto M = static_cast<std::size_t>(cdf_table.shape(2)) - 1;
+    require(static_cast<std::size_t>(eta_idx.shape(0)) == L &&
+                static_cast<std::size_t>(eta_idx.shape(2)) == J,
+            "eta_idx must be (L, K, J)");
+    require(eta_wt.shape(0) == eta_idx.shape(0) && eta_wt.shape(1) == eta_idx.shape(1) &&
+                eta_wt.shape(2) == eta_idx.shape(2),
+            "eta_wt must match eta_idx");
+    require(mean_table.shape(0) == cdf_table.shape(0) && mean_table.shape(1) == cdf_table.shape(1),
+            "mean_table must be (R, E)");
+    require(M >= 1, "cdf_table needs at least 2 grid points");
+    require(topic.ndim() == 1 && static_cast<std::size_t>(topic.shape(0)) == N,
+            "topic must have N entries");
+    const std::int64_t* rows = cell_row.data();
+    const std::int64_t* tp = topic.data();
+    const std::int64_t* ei = eta_idx.data();
+    for (std::size_t i = 0; i < N * L; ++i)
+        require(rows[i] < static_cast<std::int64_t>(R), "cell_row out of range");
+    for (std::size_t i = 0; i < N; ++i)
+        require(tp[i] >= 0 && tp[i] < static_cast<std::int64_t>(K), "topic out of range");
+    for (std::size_t i = 0; i < L * K * J; ++i)
+        require(ei[i] >= 0 && ei[i] + 1 < static_cast<std::int64_t>(E), "eta_idx out of range");
+    py::array_t<double> emax(static_cast<py::ssize_t>(N)), emax2(static_cast<py::ssize_t>(N));
+    py::array_t<double> pmean({static_cast<py::ssize_t>(N), static_cast<py::ssize_t>(L)});
+    const double* r = resp.data();
+    const double* ew = eta_wt.data();
+    const double* fx = cdf_table.data();
+    const double* pm = mean_table.data();
+    double* o1 = emax.mutable_data();
+    double* o2 = emax2.mutable_data();
+    double* o3 = pmean.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::pgm_emax(r, rows, tp, ei, ew, fx, pm, N, L, K, J, E, M, min_resp, o1, o2,
+                           o3);
+    }
+    return py::make_tuple(emax, emax2, pmean);
+}
+
+}  // namespace
+
+void register_debias(py::module_& m) {
+    m.def("subsample_curve_rows", &subsample_curve_rows, py::arg("successes"),
+          py::arg("n_draws"), py::arg("sizes"),
+          "Per-prompt exact subsample curve, (N, len(sizes)) (GIL released).");
+    m.def("crossfit_rows", &crossfit_rows, py::arg("successes"), py::arg("n_draws"),
+          py::arg("nodes"), py::arg("weights"),
+          "Per-prompt expected cross-fit oracle over random half splits (GIL released).");
+    m.def("pgm_estep", &pgm_estep, py::arg("table"), py::arg("cell_row"), py::arg("topic"),
+          py::arg("log_w"), py::arg("resp"),
+          "Latent-model E-step: fills resp (N, J), returns the log-likelihood.");
+    m.def("pgm_stats", &pgm_stats, py::arg("resp"), py::arg("cell_row"), py::arg("topic"),
+          py::arg("n_topics"), py::arg("n_rows"),
+          "Latent-model M-step statistics (L, K, R, J).");
+    m.def("pgm_mstep_scores", &pgm_mstep_scores, py::arg("stats"), py::arg("logh"),
+          py::arg("cand"), "Latent-model M-step scores of candidate theta values.");
+    m.def("pgm_emax", &pgm_emax, py::arg("resp"), py::arg("cell_row"), py::arg("topic"),
+          py::arg("eta_idx"), py::arg("eta_wt"), py::arg("cdf_table"), py::arg("mean_table"),
+          py::arg("min_resp"),
+          "Posterior E[max_l p], E[max_l p^2] per prompt and E[p] per cell.");
+}

@@ -1,0 +1,60 @@
+"""Input checks shared by the debiased-oracle estimators."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..results import EvalResults
+
+COUNT_METHODS = ("bootstrap_bc", "pgm", "crossfit", "jackknife", "extrapolation")
+
+
+def counts(results: EvalResults, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(successes, n_draws)`` as contiguous int64 ``(N, L)``; refuses graded data."""
+    if not isinstance(results, EvalResults):
+        raise ValueError(f"{what} needs an EvalResults, got {type(results).__name__}")
+    if not results.is_binary:
+        raise ValueError(
+            f"{what} works on binary (0/1) success counts; these scores are graded "
+            "(use method='naive', or 'extrapolation'/'crossfit' on results that keep "
+            "the raw scores)"
+        )
+    S = np.ascontiguousarray(np.rint(results.successes).astype(np.int64))
+    G = np.ascontiguousarray(results.n_draws.astype(np.int64))
+    return S, G
+
+
+def check_counts(S: np.ndarray, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    S = np.ascontiguousarray(np.asarray(S), dtype=np.int64)
+    G = np.ascontiguousarray(np.broadcast_to(np.asarray(G, dtype=np.int64), S.shape))
+    if S.ndim != 2 or S.size == 0:
+        raise ValueError(f"successes must be a non-empty (N, L) array, got {S.shape}")
+    if (G < 0).any() or (S < 0).any() or (S > G).any():
+        raise ValueError("need 0 <= successes <= n_draws in every cell")
+    if not (G > 0).any(axis=1).all():
+        raise ValueError("every prompt needs at least one model with draws")
+    return S, G
+
+
+def min_draws(G: np.ndarray) -> int:
+    return int(G[G > 0].min())
+
+
+def require_min_draws(G: np.ndarray, minimum: int, what: str) -> None:
+    g = min_draws(G)
+    if g < minimum:
+        raise ValueError(
+            f"{what} needs at least {minimum} generations per cell; the data has "
+            f"cells with {g}"
+        )
+
+
+def topic_codes(
+    results: EvalResults, use_topics: bool = True
+) -> tuple[np.ndarray, list]:
+    """Integer topic code per prompt (all zeros without labels)."""
+    N = results.n_prompts
+    if not use_topics or results.topic is None:
+        return np.zeros(N, np.int64), ["all"]
+    names, codes = np.unique(np.asarray(results.topic).astype(str), return_inverse=True)
+    return codes.astype(np.int64).ravel(), list(names)

@@ -1,0 +1,140 @@
+"""Extrapolation of the subsample curve (SPEC 4a) and the jackknife over generations
+(SPEC 4e).
+
+``O_biased(g)`` is the exact expected naive oracle on size-``g`` subsets of each
+cell's draws (SPEC 3). Fitting ``O_biased(g) = O_inf + a g^-lam`` and reading off
+``O_inf`` removes the bias if the decay law holds beyond the observed ``g``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._backend import core, resolve_backend
+from .._numba_debias import subsample_curve_rows_nb
+from ..expected_max import _subsample_curve_np
+from ._input import min_draws, require_min_draws
+from .result import Decomposition
+
+LAM_BOUNDS = (0.25, 1.0)
+_LAM_GRID = np.linspace(LAM_BOUNDS[0], LAM_BOUNDS[1], 76)
+
+
+def curve_rows(
+    S: np.ndarray, G: np.ndarray, sizes: np.ndarray, backend: str | None = None
+) -> np.ndarray:
+    """Per-prompt exact subsample curve, ``(N, len(sizes))``."""
+    name = resolve_backend(backend)
+    sizes = np.ascontiguousarray(sizes, dtype=np.int64)
+    if name == "cpp":
+        return core().subsample_curve_rows(S, G, sizes)
+    if name == "numba":
+        return subsample_curve_rows_nb(S, G, sizes)
+    out = np.empty((S.shape[0], len(sizes)))
+    for n in range(S.shape[0]):
+        out[n] = _subsample_curve_np(S[n : n + 1], G[n : n + 1], sizes)
+    return out
+
+
+def fit_decay(
+    sizes: np.ndarray, curve: np.ndarray, lam: float | None = None
+) -> tuple[float, float, float, float]:
+    """Least-squares fit of ``curve = O_inf + a * sizes**-lam``.
+
+    ``lam`` fixed, or free in ``LAM_BOUNDS`` (profile least squares: for each
+    ``lam`` on a grid the fit is linear in ``(O_inf, a)``; the best grid point is
+    refined by a parabola). Returns ``(O_inf, a, lam, rss)``.
+    """
+    x = np.asarray(sizes, dtype=np.float64)
+    y = np.asarray(curve, dtype=np.float64)
+
+    def solve(lams: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        X = x[None, :] ** -lams[:, None]  # (n_lam, n)
+        xm = X.mean(axis=1, keepdims=True)
+        ym = y.mean()
+        dx = X - xm
+        sxx = (dx * dx).sum(axis=1)
+        a = np.where(
+            sxx > 0, (dx * (y - ym)).sum(axis=1) / np.where(sxx > 0, sxx, 1), 0.0
+        )
+        o = ym - a * xm[:, 0]
+        rss = ((y[None, :] - o[:, None] - a[:, None] * X) ** 2).sum(axis=1)
+        return o, a, rss
+
+    if lam is not None:
+        o, a, rss = solve(np.array([float(lam)]))
+        return float(o[0]), float(a[0]), float(lam), float(rss[0])
+    o, a, rss = solve(_LAM_GRID)
+    i = int(np.argmin(rss))
+    best = _LAM_GRID[i]
+    if 0 < i < len(_LAM_GRID) - 1:
+        r0, r1, r2 = rss[i - 1], rss[i], rss[i + 1]
+        den = r0 - 2 * r1 + r2
+        if den > 0:
+            step = _LAM_GRID[1] - _LAM_GRID[0]
+            best = float(best + 0.5 * step * (r0 - r2) / den)
+    o, a, rss = solve(np.array([best]))
+    return float(o[0]), float(a[0]), float(best), float(rss[0])
+
+
+def fit_sizes(g_max: int, fit_from: int | None = None) -> np.ndarray:
+    """Subset sizes used by the fit: ``fit_from..g_max`` (default: the upper half,
+    ``max(2, ceil(g_max / 2))``, and at least 4 points when ``g_max`` allows)."""
+    if fit_from is None:
+        fit_from = max(2, min(-(-g_max // 2), g_max - 3))
+    if not 1 <= fit_from <= g_max - 2:
+        raise ValueError(
+            f"fit_from must lie in 1..{g_max - 2} to leave at least 3 curve points"
+        )
+    return np.arange(fit_from, g_max + 1, dtype=np.int64)
+
+
+def extrapolation_decomposition(
+    S: np.ndarray,
+    G: np.ndarray,
+    *,
+    lam: float | None = None,
+    fit_from: int | None = None,
+    backend: str | None = None,
+) -> Decomposition:
+    """``O_inf`` of the fit ``O_biased(g) = O_inf + a g^-lam`` (SPEC 4a) on
+    ``g = fit_from..G``; ``lam`` free in ``[0.1, 1.5]`` unless given."""
+    require_min_draws(G, 4, "extrapolation (fitting O_inf + a g^-lam)")
+    if lam is not None and not (0 < float(lam) <= 5):
+        raise ValueError(f"lam must lie in (0, 5], got {lam}")
+    sizes = fit_sizes(min_draws(G), fit_from)
+    rows = curve_rows(S, G, sizes, backend)
+
+    def finalize(mean: np.ndarray) -> float:
+        return fit_decay(sizes, mean, lam)[0]
+
+    o_inf, a, lam_hat, rss = fit_decay(sizes, rows.mean(axis=0), lam)
+    diag = {
+        "lam": lam_hat,
+        "amplitude": a,
+        "rss": rss,
+        "sizes": sizes,
+        "curve": rows.mean(axis=0),
+        "lam_fixed": lam is not None,
+    }
+    return Decomposition(rows, finalize, diag)
+
+
+def jackknife_decomposition(
+    S: np.ndarray, G: np.ndarray, *, lam: float = 0.5, backend: str | None = None
+) -> Decomposition:
+    """Generalised jackknife over generations: with ``O(g)`` the subsample curve,
+    ``O_jack = (G^lam O(G) - (G-1)^lam O(G-1)) / (G^lam - (G-1)^lam)``; it removes a
+    bias ``a g^-lam`` exactly (``lam = 1`` is Quenouille's jackknife, whose
+    delete-one average over generations is exactly ``O(G-1)`` for counts)."""
+    require_min_draws(G, 2, "jackknife")
+    g = min_draws(G)
+    sizes = np.array([g - 1, g], dtype=np.int64)
+    rows = curve_rows(S, G, sizes, backend)
+    wa, wb = float(g - 1) ** lam, float(g) ** lam
+    grad = np.array([-wa, wb]) / (wb - wa)
+
+    def finalize(mean: np.ndarray) -> float:
+        return float(grad @ mean)
+
+    return Decomposition(rows, finalize, {"linear": True, "grad": grad, "lam": lam})

@@ -1,0 +1,516 @@
+"""The latent difficulty / topic / aptitude model (SPEC 4b, our design).
+
+``logit q[n, l] = theta[l, topic(n)] - d[n]``; the cell's success probability
+``p[n, l]`` scatters around ``q`` by a cell effect: ``logit p = logit q + u``,
+``u ~ N(0, tau^2)`` (``family="logitnormal"``, Binomial likelihood; ``tau = 0`` is
+the plain Binomial model) or ``p ~ Beta(q c, (1 - q) c)``, ``c = (1 - rho) / rho``
+(``family="betabinomial"``: the counts are Beta-Binomial). Draws within a cell are
+Bernoulli(``p``).
+
+Empirical Bayes: the difficulty prior is nonparametric, a discrete distribution on a
+grid ``D_j`` (``d`` in [-12, 12], step 0.5) with weights fitted by maximum likelihood
+(Kiefer-Wolfowitz NPMLE); ``theta`` (ridge penalty ``theta^2 / (2 * 5^2)``) and the
+cell-effect scale are fitted jointly with it by EM on the marginal likelihood of
+the counts ``S[n, l]``, integrating ``d`` and the cell effect out. Then
+``O_pgm = mean_n E_post[max_l p[n, l]]`` (given ``d``, cells are independent, so
+``E[max | d] = int_0^1 (1 - prod_l F_l(x | d)) dx`` with the posterior CDFs ``F_l``).
+
+Everything cell-level is tabulated once per fit on grids: the linear predictor
+``eta`` in [-14, 14] (step 0.1), ``logit p`` in [-16, 16] (step 0.05) and ``x`` in
+[0, 1] (128 steps), so the per-prompt loops (C++ ``pgm_estep``, ``pgm_emax``) are
+table look-ups: ``O(N L J)`` per EM iteration.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.special import expit, gammaln
+
+from .._backend import core, resolve_backend
+from .._numba_debias import (
+    pgm_emax_nb,
+    pgm_estep_nb,
+    pgm_mstep_scores_nb,
+    pgm_stats_nb,
+)
+from .bias_correction import _identity
+from .result import Decomposition
+
+FAMILIES = ("logitnormal", "betabinomial")
+T_STEP = 0.05
+T_GRID = np.arange(-16.0, 16.0 + T_STEP / 2, T_STEP)
+ETA_STEP = 0.1
+ETA_GRID = np.arange(-14.0, 14.0 + ETA_STEP / 2, ETA_STEP)
+ETA_T_OFFSET = int(round((ETA_GRID[0] - T_GRID[0]) / T_STEP))  # eta_e = t[off + 2e]
+D_GRID = np.arange(-12.0, 12.0 + 0.25, 0.5)
+THETA_GRID = np.arange(-8.0, 8.0 + ETA_STEP / 2, ETA_STEP)
+X_STEPS = 128
+SCALE_GRID = {
+    "logitnormal": np.array(
+        [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5]
+    ),
+    "betabinomial": np.array(
+        [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    ),
+}
+
+
+def _mixing(family: str, scale: float) -> np.ndarray:
+    """(n_t, n_eta) weights of ``logit p`` on the t grid given ``eta`` (columns sum to
+    1). A zero scale is a point mass at ``t = eta``."""
+    nt, ne = len(T_GRID), len(ETA_GRID)
+    if scale <= 0:
+        mix = np.zeros((nt, ne))
+        mix[ETA_T_OFFSET + 2 * np.arange(ne), np.arange(ne)] = 1.0
+        return mix
+    t = T_GRID[:, None]
+    if family == "logitnormal":
+        logd = -0.5 * ((t - ETA_GRID[None, :]) / scale) ** 2
+    else:
+        c = (1.0 - scale) / scale
+        q = expit(ETA_GRID)[None, :]
+        # Beta(qc, (1-q)c) density of p times dp/dt = p (1 - p)
+        logd = q * c * (-np.logaddexp(0, -t)) + (1 - q) * c * (-np.logaddexp(0, t))
+    logd -= logd.max(axis=0, keepdims=True)
+    d = np.exp(logd)
+    return d / d.sum(axis=0, keepdims=True)
+
+
+class Tables:
+    """Cell-level tables for the distinct draw counts ``g_values``: table row
+    ``offset[i] + s`` holds ``(G, S) = (g_values[i], s)``."""
+
+    def __init__(self, g_values: np.ndarray) -> None:
+        self.g_values = np.asarray(g_values, dtype=np.int64)
+        self.offset = np.concatenate([[0], np.cumsum(self.g_values + 1)])[:-1]
+        self.n_rows = int((self.g_values + 1).sum())
+        lp = -np.logaddexp(0, -T_GRID)  # log sigma(t)
+        lq = -np.logaddexp(0, T_GRID)  # log (1 - sigma(t))
+        lik = []
+        for g in self.g_values:
+            s = np.arange(g + 1)[:, None]
+            logc = gammaln(g + 1) - gammaln(s + 1) - gammaln(g - s + 1)
+            lik.append(np.exp(logc + s * lp[None] + (g - s) * lq[None]))
+        self.lik = np.concatenate(lik, axis=0)  # (R, n_t)
+        self._logh: dict[tuple[str, float], np.ndarray] = {}
+
+    def logh(self, family: str, scale: float) -> np.ndarray:
+        """``log h(row, eta_e)``: log marginal probability of the cell's count."""
+        key = (family, round(float(scale), 10))
+        if key not in self._logh:
+            h = _matmul(self.lik, _mixing(family, scale))
+            self._logh[key] = np.ascontiguousarray(np.log(np.maximum(h, 1e-300)))
+        return self._logh[key]
+
+    def posterior(self, family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
+        """Posterior CDF of ``p`` at ``x_m = m / 128`` ``(R, n_eta, 129)`` and
+        posterior mean ``(R, n_eta)`` of a cell given its count and ``eta``."""
+        mix = _mixing(family, scale)
+        h = np.maximum(_matmul(self.lik, mix), 1e-300)
+        p_t = expit(T_GRID)
+        mean = _matmul(self.lik * p_t[None], mix) / h
+        x = np.linspace(0.0, 1.0, X_STEPS + 1)
+        cut = np.searchsorted(p_t, x, side="right")  # t < cut[m]  <=>  p_t <= x_m
+        R, E = h.shape
+        cdf = np.empty((R, E, X_STEPS + 1))
+        for r in range(R):
+            # cumulative posterior mass over t, read at the cut points
+            cum = np.cumsum(self.lik[r][:, None] * mix, axis=0)  # (n_t, E)
+            cum = np.concatenate([np.zeros((1, E)), cum], axis=0)
+            cdf[r] = (cum[cut] / h[r][None, :]).T
+        np.clip(cdf, 0.0, 1.0, out=cdf)
+        cdf[:, :, -1] = 1.0
+        return cdf, mean
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # einsum's own loop, not BLAS: OpenBLAS threads stall badly on a loaded machine
+    return np.einsum("ij,jk->ik", a, b, optimize=False)
+
+
+def _eta_index(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Interpolation index and weight on ETA_GRID of ``theta[l, k] - D_j``."""
+    eta = theta[:, :, None] - D_GRID[None, None, :]
+    pos = np.clip((eta - ETA_GRID[0]) / ETA_STEP, 0.0, len(ETA_GRID) - 1 - 1e-9)
+    idx = np.floor(pos).astype(np.int64)
+    idx = np.minimum(idx, len(ETA_GRID) - 2)
+    return np.ascontiguousarray(idx), np.ascontiguousarray(pos - idx)
+
+
+def _cell_table(logh: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``T[l, k, row, j] = log h(row, theta[l, k] - D_j)`` (linear interpolation)."""
+    idx, wt = _eta_index(theta)
+    a = logh[:, idx]  # (R, L, K, J)
+    b = logh[:, idx + 1]
+    t = a + wt[None] * (b - a)
+    return np.ascontiguousarray(t.transpose(1, 2, 0, 3))
+
+
+# ------------------------------------------------------------------ backends
+def _estep(name, table, cell_row, topic, log_w, resp) -> float:
+    if name == "cpp":
+        return float(core().pgm_estep(table, cell_row, topic, log_w, resp))
+    if name == "numba":
+        return pgm_estep_nb(table, cell_row, topic, log_w, resp)
+    return _estep_np(table, cell_row, topic, log_w, resp)
+
+
+def _estep_np(table, cell_row, topic, log_w, resp) -> float:
+    N, L = cell_row.shape
+    ll = 0.0
+    lidx = np.arange(L)[None, :]
+    for start in range(0, N, 4096):
+        sl = slice(start, start + 4096)
+        rows = cell_row[sl]
+        vals = table[lidx, topic[sl][:, None], np.maximum(rows, 0)]  # (n, L, J)
+        vals = np.where((rows >= 0)[:, :, None], vals, 0.0)
+        logpost = log_w[None, :] + vals.sum(axis=1)
+        mx = logpost.max(axis=1, keepdims=True)
+        e = np.exp(logpost - mx)
+        tot = e.sum(axis=1, keepdims=True)
+        resp[sl] = e / tot
+        ll += float((mx[:, 0] + np.log(tot[:, 0])).sum())
+    return ll
+
+
+def _stats(name, resp, cell_row, topic, K, R) -> np.ndarray:
+    if name == "cpp":
+        return core().pgm_stats(resp, cell_row, topic, K, R)
+    if name == "numba":
+        return pgm_stats_nb(resp, cell_row, topic, K, R)
+    N, L = cell_row.shape
+    J = resp.shape[1]
+    C = np.zeros((L, K, R, J))
+    for l in range(L):
+        ok = cell_row[:, l] >= 0
+        np.add.at(C[l], (topic[ok], cell_row[ok, l]), resp[ok])
+    return C
+
+
+def _mstep_scores(name, C3, logh, cand):
+    if name == "cpp":
+        return core().pgm_mstep_scores(C3, logh, cand)
+    if name == "numba":
+        return pgm_mstep_scores_nb(C3, logh, cand)
+    LK = C3.shape[0]
+    A = logh[:, cand].reshape(-1, cand.shape[1])  # (R*J, n_cand)
+    return _matmul(C3.reshape(LK, -1), A)
+
+
+def _emax(name, resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp):
+    if name == "cpp":
+        return core().pgm_emax(
+            resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp
+        )
+    if name == "numba":
+        return pgm_emax_nb(resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp)
+    return _emax_np(resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp)
+
+
+def _emax_np(resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp):
+    N, L = cell_row.shape
+    M = cdf.shape[2] - 1
+    x = np.linspace(0.0, 1.0, M + 1)
+    h = np.full(M + 1, 1.0 / M)
+    h[[0, -1]] *= 0.5
+    emax = np.empty(N)
+    emax2 = np.empty(N)
+    pmean = np.zeros((N, L))
+    for n in range(N):
+        k = topic[n]
+        obs = np.flatnonzero(cell_row[n] >= 0)
+        rows = cell_row[n, obs]
+        active = np.flatnonzero(resp[n] >= min_resp)
+        r = resp[n, active]
+        e = eta_idx[obs, k][:, active]  # (Lo, Ja)
+        w = eta_wt[obs, k][:, active]
+        fa = cdf[rows[:, None], e]  # (Lo, Ja, M+1)
+        fb = cdf[rows[:, None], e + 1]
+        F = fa + w[:, :, None] * (fb - fa)
+        tail = 1.0 - F.prod(axis=0)  # (Ja, M+1)
+        s1 = tail @ h
+        s2 = tail @ (h * 2.0 * x)
+        emax[n] = (r @ s1) / r.sum()
+        emax2[n] = (r @ s2) / r.sum()
+        pa = mean[rows[:, None], e]
+        pb = mean[rows[:, None], e + 1]
+        pmean[n, obs] = ((pa + w * (pb - pa)) @ r) / r.sum()
+    return emax, emax2, pmean
+
+
+# ------------------------------------------------------------------ the fit
+@dataclass
+class LatentFit:
+    """A fitted latent model (hyperparameters held fixed for ``decomposition``)."""
+
+    family: str
+    theta: np.ndarray  # (L, K)
+    scale: float  # tau (logitnormal) or rho (betabinomial)
+    weights: np.ndarray  # (J,) prior of the difficulty on D_GRID
+    loglik: float
+    n_iter: int
+    converged: bool
+    topics: list
+    seconds: float
+    resp: np.ndarray = field(repr=False)  # (N, J) posterior of d per prompt
+    tables: Tables = field(repr=False)
+    cell_row: np.ndarray = field(repr=False)
+    topic: np.ndarray = field(repr=False)
+
+    @property
+    def d_grid(self) -> np.ndarray:
+        return D_GRID
+
+    def simulate_p(
+        self, n_prompts: int, rng: np.random.Generator, topic_freq: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Fresh prompts from the fitted model: topic, difficulty from the prior,
+        cell effects; returns ``(p (n, L), topic (n,))``."""
+        K = self.theta.shape[1]
+        topic = rng.choice(K, size=n_prompts, p=topic_freq)
+        d = rng.choice(D_GRID, size=n_prompts, p=self.weights)
+        eta = self.theta[:, topic].T - d[:, None]
+        return _draw_cell(self.family, self.scale, eta, rng), topic
+
+
+def _draw_cell(family: str, scale: float, eta: np.ndarray, rng) -> np.ndarray:
+    if scale <= 0:
+        return expit(eta)
+    if family == "logitnormal":
+        return expit(eta + scale * rng.standard_normal(eta.shape))
+    c = (1.0 - scale) / scale
+    q = np.clip(expit(eta), 1e-9, 1 - 1e-9)
+    return rng.beta(q * c, (1.0 - q) * c)
+
+
+_TABLE_CACHE: dict[tuple, Tables] = {}
+
+
+def _tables(g_values: np.ndarray) -> Tables:
+    key = tuple(int(g) for g in g_values)
+    if key not in _TABLE_CACHE:
+        if len(_TABLE_CACHE) > 8:
+            _TABLE_CACHE.clear()
+        _TABLE_CACHE[key] = Tables(g_values)
+    return _TABLE_CACHE[key]
+
+
+def fit_latent(
+    S: np.ndarray,
+    G: np.ndarray,
+    topic: np.ndarray | None = None,
+    *,
+    family: str = "logitnormal",
+    scale: float | None = None,
+    max_iter: int = 500,
+    tol: float = 1e-6,
+    theta_sd: float = 5.0,
+    init: LatentFit | None = None,
+    topics: list | None = None,
+    backend: str | None = None,
+) -> LatentFit:
+    """Fit the latent model by EM on the marginal likelihood of the counts.
+
+    Each iteration: E-step (posterior of every prompt's difficulty on ``D_GRID``),
+    then the M-step maximises the expected complete log-likelihood jointly over the
+    cell-effect scale (on ``SCALE_GRID``, refined by a parabola) and ``theta`` (on a
+    0.1 grid in [-8, 8], refined by a parabola), and sets the prior weights to the
+    mean posterior. Stops when the log-likelihood gains less than ``tol`` per cell.
+    ``scale`` fixes the cell-effect scale; ``init`` warm-starts from another fit.
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; use one of {FAMILIES}")
+    name = resolve_backend(backend)
+    t0 = time.perf_counter()
+    N, L = S.shape
+    topic = (
+        np.zeros(N, np.int64)
+        if topic is None
+        else np.ascontiguousarray(topic, dtype=np.int64)
+    )
+    K = int(topic.max()) + 1
+    obs = G > 0
+    g_values = np.unique(G[obs])
+    tables = _tables(g_values)
+    gi = np.searchsorted(g_values, np.where(obs, G, g_values[0]))
+    cell_row = np.ascontiguousarray(
+        np.where(obs, tables.offset[gi] + S, -1).astype(np.int64)
+    )
+    n_cells = int(obs.sum())
+    J = len(D_GRID)
+    grid = SCALE_GRID[family]
+    if scale is not None:
+        if not (0 <= scale < (1 if family == "betabinomial" else 20)):
+            raise ValueError(f"scale out of range for {family}: {scale}")
+        grid = np.array([float(scale)])
+
+    if init is not None:
+        theta = init.theta.copy()
+        sc = float(init.scale) if scale is None else float(scale)
+        weights = init.weights.copy()
+    else:
+        theta = np.zeros((L, K))
+        for k in range(K):
+            rows = topic == k
+            with np.errstate(invalid="ignore", divide="ignore"):
+                m = np.nansum(np.where(obs[rows], S[rows], 0), axis=0) / np.maximum(
+                    np.where(obs[rows], G[rows], 0).sum(axis=0), 1
+                )
+            m = np.clip(np.where(obs[rows].any(axis=0), m, 0.5), 0.05, 0.95)
+            theta[:, k] = np.log(m / (1 - m))
+        sc = float(grid[len(grid) // 3]) if scale is None else float(scale)
+        weights = np.exp(-0.5 * (D_GRID / 2.5) ** 2)
+        weights /= weights.sum()
+
+    # candidate eta indices of theta_c - D_j (exact grid points)
+    c_off = np.rint((THETA_GRID - ETA_GRID[0]) / ETA_STEP).astype(np.int64)
+    j_off = np.rint(D_GRID / ETA_STEP).astype(np.int64)
+    cand_idx = np.ascontiguousarray(
+        np.clip(c_off[None, :] - j_off[:, None], 0, len(ETA_GRID) - 1)
+    )  # (J, C)
+    penalty = -0.5 * (THETA_GRID / theta_sd) ** 2
+
+    resp = np.empty((N, J))
+    ll_old = -np.inf
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        table = _cell_table(tables.logh(family, sc), theta)
+        log_w = np.log(np.maximum(weights, 1e-300))
+        ll = _estep(name, table, cell_row, topic, log_w, resp)
+        if ll - ll_old < tol * n_cells and it > 1:
+            converged = True
+            break
+        ll_old = ll
+        C = _stats(name, resp, cell_row, topic, K, tables.n_rows).reshape(
+            L * K, tables.n_rows, J
+        )
+        weights = resp.mean(axis=0)
+        # scale: the grid points around the current value (EM moves it smoothly)
+        b0 = int(np.argmin(np.abs(grid - sc)))
+        near = range(max(0, b0 - 1), min(len(grid), b0 + 2))
+        scored = {}
+        for b in near:
+            f = _mstep_scores(name, C, tables.logh(family, grid[b]), cand_idx)
+            f = f + penalty[None, :]
+            scored[b] = (float(f.max(axis=1).sum()), f)
+        b = max(scored, key=lambda i: scored[i][0])
+        s_new = float(grid[b])
+        if b - 1 in scored and b + 1 in scored:
+            q0, q1, q2 = scored[b - 1][0], scored[b][0], scored[b + 1][0]
+            x0, x1, x2 = grid[b - 1], grid[b], grid[b + 1]
+            # parabola through three unequally spaced points
+            den = (x0 - x1) * (x0 - x2) * (x1 - x2)
+            a2 = (x2 * (q1 - q0) + x1 * (q0 - q2) + x0 * (q2 - q1)) / den
+            a1 = (x2**2 * (q0 - q1) + x1**2 * (q2 - q0) + x0**2 * (q1 - q2)) / den
+            if a2 < 0:
+                s_new = float(np.clip(-a1 / (2 * a2), x0, x2))
+        f = scored[b][1]
+        if s_new != float(grid[b]):
+            f = _mstep_scores(name, C, tables.logh(family, s_new), cand_idx)
+            f = f + penalty[None, :]
+        c = f.argmax(axis=1)
+        rows_ = np.arange(len(c))
+        th = THETA_GRID[c].astype(np.float64)
+        inner = (c > 0) & (c < len(THETA_GRID) - 1)
+        ci = c[inner]
+        r_ = rows_[inner]
+        f0, f1, f2 = f[r_, ci - 1], f[r_, ci], f[r_, ci + 1]
+        den = f0 - 2 * f1 + f2
+        ok = den < 0
+        shift = np.where(ok, 0.5 * (f0 - f2) / np.where(ok, den, -1.0), 0.0)
+        th[inner] += ETA_STEP * np.clip(shift, -0.5, 0.5)
+        # models never run in a topic keep their pooled value
+        seen = C.sum(axis=(1, 2)) > 0
+        theta_new = th.reshape(L, K)
+        if not seen.all():
+            pooled = np.nanmean(np.where(seen.reshape(L, K), theta_new, np.nan), axis=1)
+            pooled = np.where(np.isfinite(pooled), pooled, 0.0)
+            theta_new = np.where(seen.reshape(L, K), theta_new, pooled[:, None])
+        theta = theta_new
+        sc = s_new
+    return LatentFit(
+        family=family,
+        theta=theta,
+        scale=sc,
+        weights=weights,
+        loglik=float(ll),
+        n_iter=it,
+        converged=converged,
+        topics=topics or list(range(K)),
+        seconds=time.perf_counter() - t0,
+        resp=resp,
+        tables=tables,
+        cell_row=cell_row,
+        topic=topic,
+    )
+
+
+def posterior_max(
+    fit: LatentFit, backend: str | None = None, min_resp: float = 1e-6
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per prompt ``E_post[max_l p]``, ``E_post[(max_l p)^2]`` and per cell
+    ``E_post[p]`` ``(N, L)`` under the fit (hyperparameters fixed)."""
+    name = resolve_backend(backend)
+    cdf, mean = fit.tables.posterior(fit.family, fit.scale)
+    idx, wt = _eta_index(fit.theta)
+    emax, emax2, pmean = _emax(
+        name,
+        fit.resp,
+        fit.cell_row,
+        fit.topic,
+        idx,
+        wt,
+        cdf,
+        np.ascontiguousarray(mean),
+        float(min_resp),
+    )
+    pmean = np.where(fit.cell_row >= 0, pmean, np.nan)
+    return np.asarray(emax), np.asarray(emax2), pmean
+
+
+def pgm_decomposition(
+    S: np.ndarray,
+    G: np.ndarray,
+    topic: np.ndarray | None = None,
+    *,
+    family: str = "logitnormal",
+    scale: float | None = None,
+    backend: str | None = None,
+    init: LatentFit | None = None,
+    max_iter: int = 500,
+    tol: float = 1e-6,
+    topics: list | None = None,
+) -> Decomposition:
+    """``O_pgm = mean_n E_post[max_l p[n, l]]``; the per-prompt values are the
+    posterior expected maxima with the hyperparameters held at their fit (a
+    bootstrap over prompts therefore ignores their estimation error)."""
+    fit = fit_latent(
+        S,
+        G,
+        topic,
+        family=family,
+        scale=scale,
+        backend=backend,
+        init=init,
+        max_iter=max_iter,
+        tol=tol,
+        topics=topics,
+    )
+    emax, emax2, pmean = posterior_max(fit, backend)
+    posterior_sd = float(np.sqrt(np.maximum(emax2 - emax**2, 0).sum()) / len(emax))
+    diag = {
+        "linear": True,
+        "fit": fit,
+        "scale": fit.scale,
+        "family": family,
+        "posterior_mean_p": pmean,
+        "max_of_posterior_means": float(np.nanmax(pmean, axis=1).mean()),
+        "posterior_sd": posterior_sd,
+        "converged": fit.converged,
+        "n_iter": fit.n_iter,
+    }
+    return Decomposition(emax[:, None], _identity, diag)
