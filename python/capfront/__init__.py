@@ -17,6 +17,15 @@ from ._backend import (
 )
 from .baselines import OracleResult, best_single, naive_oracle, single_models
 from .bootstrap import BootstrapResult, bootstrap  # the function shadows the module
+from .debias import (
+    AuditResult,
+    DebiasResult,
+    GapDecomposition,
+    audit,
+    bias_curve,
+    debiased_oracle,
+    gap_decomposition,
+)
 from .expected_max import expected_max_binomial, pass_at_k, subsample_curve
 from .frontier import (
     Frontier,
@@ -36,6 +45,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BACKENDS",
+    "AuditResult",
+    "DebiasResult",
+    "GapDecomposition",
+    "audit",
+    "bias_curve",
+    "debiased_oracle",
+    "gap_decomposition",
     "BootstrapResult",
     "EvalResults",
     "Frontier",

@@ -25,3 +25,45 @@ def subsample_curve(
     n_draws: npt.NDArray[np.int64],
     sizes: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.float64]: ...
+
+# register_debias.cpp
+def subsample_curve_rows(
+    successes: npt.NDArray[np.int64],
+    n_draws: npt.NDArray[np.int64],
+    sizes: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float64]: ...
+def crossfit_rows(
+    successes: npt.NDArray[np.int64],
+    n_draws: npt.NDArray[np.int64],
+    nodes: npt.NDArray[np.float64],
+    weights: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]: ...
+def pgm_estep(
+    table: npt.NDArray[np.float64],
+    cell_row: npt.NDArray[np.int64],
+    topic: npt.NDArray[np.int64],
+    log_w: npt.NDArray[np.float64],
+    resp: npt.NDArray[np.float64],
+) -> float: ...
+def pgm_stats(
+    resp: npt.NDArray[np.float64],
+    cell_row: npt.NDArray[np.int64],
+    topic: npt.NDArray[np.int64],
+    n_topics: int,
+    n_rows: int,
+) -> npt.NDArray[np.float64]: ...
+def pgm_mstep_scores(
+    stats: npt.NDArray[np.float64],
+    logh: npt.NDArray[np.float64],
+    cand: npt.NDArray[np.int64],
+) -> npt.NDArray[np.float64]: ...
+def pgm_emax(
+    resp: npt.NDArray[np.float64],
+    cell_row: npt.NDArray[np.int64],
+    topic: npt.NDArray[np.int64],
+    eta_idx: npt.NDArray[np.int64],
+    eta_wt: npt.NDArray[np.float64],
+    cdf_table: npt.NDArray[np.float64],
+    mean_table: npt.NDArray[np.float64],
+    min_resp: float,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
