@@ -8,10 +8,13 @@ import numpy as np
 
 from ._jit import njit, prange
 
+_BLOCK = 512  # prompts per parallel block
+
 
 @njit
-def _prompt_hull_nb(c, q, hull):
-    """Upper-left hull of one prompt's options; returns its length (frontier.hpp)."""
+def _prompt_hull_nb(c, q, hull, keep):
+    """Upper-left hull of one prompt's options; returns its length (frontier.hpp).
+    ``keep`` is scratch of size M."""
     M = c.shape[0]
     c_min = np.inf
     q_max = -np.inf
@@ -31,7 +34,6 @@ def _prompt_hull_nb(c, q, hull):
             c_star = min(c_star, c[j])
         if c[j] == c_min:
             q_base = max(q_base, q[j])
-    keep = np.empty(M, dtype=np.int64)
     m = 0
     for j in range(M):
         if not (np.isfinite(c[j]) and np.isfinite(q[j])):
@@ -39,8 +41,8 @@ def _prompt_hull_nb(c, q, hull):
         if c[j] <= c_star and q[j] >= q_base:
             keep[m] = j
             m += 1
-    keep = keep[:m]
-    order = keep[np.argsort(c[keep], kind="mergesort")]
+    cand = keep[:m]
+    order = cand[np.argsort(c[cand], kind="mergesort")]
     h = 0
     for i in range(m):
         o = order[i]
@@ -100,30 +102,34 @@ def _hull_pass_nb(kind, a, b, d, K, N, M, counts, offsets, fill_out,
                   base_cost, base_quality, base_option,
                   prompt, dcost, dquality, option_from, option_to):
     # Pass 1 (fill_out False): hull lengths; pass 2: write the segments at offsets.
-    for n in prange(N):
+    # Blocks of prompts share scratch buffers.
+    n_blocks = (N + _BLOCK - 1) // _BLOCK
+    for blk in prange(n_blocks):
         c = np.empty(M)
         q = np.empty(M)
         hull = np.empty(M, dtype=np.int64)
-        _fill_row_nb(kind, n, a, b, d, K, c, q)
-        h = _prompt_hull_nb(c, q, hull)
-        if not fill_out:
-            counts[n] = max(h - 1, 0)
-            continue
-        if h == 0:
-            continue
-        base_option[n] = hull[0]
-        base_cost[n] = c[hull[0]]
-        base_quality[n] = q[hull[0]]
-        s = offsets[n]
-        for i in range(1, h):
-            x = hull[i - 1]
-            z = hull[i]
-            prompt[s] = n
-            option_from[s] = x
-            option_to[s] = z
-            dcost[s] = c[z] - c[x]
-            dquality[s] = q[z] - q[x]
-            s += 1
+        keep = np.empty(M, dtype=np.int64)
+        for n in range(blk * _BLOCK, min(N, (blk + 1) * _BLOCK)):
+            _fill_row_nb(kind, n, a, b, d, K, c, q)
+            h = _prompt_hull_nb(c, q, hull, keep)
+            if not fill_out:
+                counts[n] = max(h - 1, 0)
+                continue
+            if h == 0:
+                continue
+            base_option[n] = hull[0]
+            base_cost[n] = c[hull[0]]
+            base_quality[n] = q[hull[0]]
+            s = offsets[n]
+            for i in range(1, h):
+                x = hull[i - 1]
+                z = hull[i]
+                prompt[s] = n
+                option_from[s] = x
+                option_to[s] = z
+                dcost[s] = c[z] - c[x]
+                dquality[s] = q[z] - q[x]
+                s += 1
 
 
 def _hull_segments_nb(kind, a, b, d, K, N, M):

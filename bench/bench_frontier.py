@@ -1,0 +1,169 @@
+"""Benchmarks of the exact frontier (hull merge) and of the 3-D Pareto sweep.
+
+Groups:
+- ``frontier-prehoc`` / ``frontier-posthoc``: ``capfront.frontier`` on each backend,
+  and a NumPy lambda sweep (per prompt ``argmax_j q - lambda c``, mean over prompts,
+  for ``N_LAMBDA`` lambdas: the approximate method the exact merge replaces);
+- ``pareto3d``: ``capfront.pareto_3d`` on each backend, ``moocore.is_nondominated``
+  and ``paretoset.paretoset`` (bench-only, skipped when not installed) on a
+  front-heavy point set (a third of the points are non-dominated).
+
+Default sizes run in seconds (CI, ``--benchmark-disable``). ``CAPFRONT_BENCH_LARGE=1``
+runs N = 400,000 prompts, L = 33 models, G = 20 (posthoc k up to 20) and 1,000,000
+points. At that size the NumPy lambda sweep over 1,000 lambdas is timed on
+``SWEEP_TIMED`` lambdas and scaled (its cost is linear in the number of lambdas),
+paretoset on 20,000 (``test_pareto_3d_small`` times capfront on the same points).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import capfront
+from capfront.frontier import frontier, frontier_options
+
+LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
+N_PROMPTS = 400_000 if LARGE else 3_000
+N_MODELS = 33 if LARGE else 8
+N_DRAWS = 20 if LARGE else 6
+N_POINTS = 1_000_000 if LARGE else 20_000
+N_LAMBDA = 1000
+PARETOSET_POINTS = 20_000 if LARGE else 1_000  # paretoset is O(M * front size)
+SWEEP_TIMED = 10 if LARGE else N_LAMBDA
+BACKENDS = ["cpp", "numba", "numpy"]
+
+
+def _workload(n_prompts: int, n_models: int, n_draws: int, seed: int = 0):
+    """Logit model with prompt difficulty and model-prompt specialisation; costs
+    log-spaced from 0.1 to 10 per generation."""
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(1.0, 0.7, n_models)
+    difficulty = rng.normal(0.0, 1.5, n_prompts)
+    logit = skill[None] - difficulty[:, None] + 0.8 * rng.normal(
+        size=(n_prompts, n_models))
+    successes = rng.binomial(n_draws, 1.0 / (1.0 + np.exp(-logit)))
+    return capfront.EvalResults.from_counts(
+        successes, n_draws, cost=np.logspace(-1, 1, n_models))
+
+
+@pytest.fixture(scope="module")
+def results():
+    return _workload(N_PROMPTS, N_MODELS, N_DRAWS)
+
+
+def _lambda_sweep(results, posthoc: bool, n_lambda: int) -> np.ndarray:
+    """(n_lambda, 2) mean (cost, quality) of the policies argmax_j q - lambda c,
+    in blocks of prompts (the (N, L*K) option arrays would need gigabytes)."""
+    N = results.n_prompts
+    lams = np.logspace(-4, 2, N_LAMBDA)[:n_lambda]
+    total = np.zeros((n_lambda, 2))
+    for start in range(0, N, 20_000):
+        part = results.select(np.arange(start, min(N, start + 20_000)))
+        c, q, _, _ = frontier_options(part, posthoc=posthoc)
+        ok = np.isfinite(c) & np.isfinite(q)
+        c = np.where(ok, c, 0.0)
+        q = np.where(ok, q, -np.inf)
+        rows = np.arange(c.shape[0])
+        for i, lam in enumerate(lams):
+            j = np.argmax(q - lam * c, axis=1)
+            total[i] += c[rows, j].sum(), q[rows, j].sum()
+    return total / N
+
+
+def _run(benchmark, fn, *args, **kwargs):
+    if LARGE:
+        return benchmark.pedantic(fn, args=args, kwargs=kwargs, rounds=1,
+                                  iterations=1)
+    return benchmark(fn, *args, **kwargs)
+
+
+@pytest.mark.parametrize("posthoc", [False, True], ids=["prehoc", "posthoc"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_frontier(benchmark, results, backend, posthoc):
+    if backend not in capfront.available_backends():
+        pytest.skip(f"backend {backend} not available")
+    benchmark.group = f"frontier-{'posthoc' if posthoc else 'prehoc'}"
+    fr = _run(benchmark, frontier, results, posthoc=posthoc, backend=backend)
+    kind = "posthoc" if posthoc else "prehoc"
+    assert fr.max_quality == pytest.approx(
+        capfront.naive_oracle(results, kind).value, abs=1e-9)
+    slope = np.diff(fr.vertices[:, 1]) / np.diff(fr.vertices[:, 0])
+    assert (np.diff(slope) <= 1e-9).all()
+
+
+@pytest.mark.parametrize("posthoc", [False, True], ids=["prehoc", "posthoc"])
+def test_numpy_lambda_sweep(benchmark, results, posthoc):
+    benchmark.group = f"frontier-{'posthoc' if posthoc else 'prehoc'}"
+    benchmark.extra_info["lambdas_timed"] = SWEEP_TIMED
+    benchmark.extra_info["lambdas_target"] = N_LAMBDA
+    pts = _run(benchmark, _lambda_sweep, results, posthoc, SWEEP_TIMED)
+    fr = frontier(results, posthoc=posthoc)
+    assert (pts[:, 1] <= fr.quality_at(pts[:, 0]) + 1e-9).all()
+
+
+def _front_heavy(n: int, seed: int = 0) -> np.ndarray:
+    """Quality close to a linear function of cost and latency: about a third of the
+    points are non-dominated (quality up, cost and latency down)."""
+    rng = np.random.default_rng(seed)
+    pts = rng.random((n, 3))
+    pts[:, 0] = pts[:, 1] + pts[:, 2] + 0.01 * rng.random(n)
+    return pts
+
+
+@pytest.fixture(scope="module")
+def points():
+    return _front_heavy(N_POINTS)
+
+
+@pytest.fixture(scope="module")
+def pareto_reference(points):
+    return capfront.pareto_3d(points)
+
+
+@pytest.mark.benchmark(group="pareto3d")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pareto_3d(benchmark, points, pareto_reference, backend):
+    if backend not in capfront.available_backends():
+        pytest.skip(f"backend {backend} not available")
+    got = _run(benchmark, capfront.pareto_3d, points, backend=backend)
+    np.testing.assert_array_equal(got, pareto_reference)
+    assert got.size > 0.1 * points.shape[0]  # front-heavy
+
+
+@pytest.mark.benchmark(group="pareto3d")
+def test_pareto_3d_moocore(benchmark, points, pareto_reference):
+    if importlib.util.find_spec("moocore") is None:
+        pytest.skip("moocore not installed (bench-only: pip install moocore)")
+    import moocore
+
+    mask = _run(benchmark, moocore.is_nondominated, points,
+                maximise=[True, False, False], keep_weakly=True)
+    np.testing.assert_array_equal(np.flatnonzero(mask), pareto_reference)
+
+
+@pytest.mark.benchmark(group="pareto3d-paretoset-size")
+def test_pareto_3d_paretoset(benchmark, points, pareto_reference):
+    if importlib.util.find_spec("paretoset") is None:
+        pytest.skip("paretoset not installed (bench-only: pip install paretoset)")
+    from paretoset import paretoset
+
+    n = PARETOSET_POINTS
+    benchmark.extra_info["points_timed"] = n
+    mask = _run(benchmark, paretoset, points[:n], sense=["max", "min", "min"],
+                distinct=False)
+    want = pareto_reference if n == points.shape[0] else capfront.pareto_3d(
+        points[:n])
+    np.testing.assert_array_equal(np.flatnonzero(mask), want)
+
+
+@pytest.mark.benchmark(group="pareto3d-paretoset-size")
+@pytest.mark.parametrize("backend", ["cpp"])
+def test_pareto_3d_small(benchmark, points, backend):
+    """capfront at paretoset's size, for the ratio."""
+    pts = points[:PARETOSET_POINTS]
+    got = benchmark(capfront.pareto_3d, pts, backend=backend)
+    assert got.size > 0.1 * pts.shape[0]
