@@ -433,33 +433,37 @@ def _oracle_plan(results: EvalResults, name: str, strata: _Strata) -> _Linear:
     want_max = name in ("naive_oracle", "oracle_gain")
     want_models = name in ("best_single", "oracle_gain")
     S_all, G_all = results.successes, results.n_draws
-    if want_max:
+    # Columns are built from row chunks (contiguous reads of the (N, L) arrays),
+    # transposed into (column, prompt) rows.
+    n_rows = int(want_max) + (L * (1 + (not complete)) if want_models else 0)
+    rows = np.empty((n_rows, N), dtype=np.int8 if coded else np.float64)
+    for r0 in range(0, N, _ROWS):
+        Gc = G_all[r0 : r0 + _ROWS]
+        obs = Gc > 0
         if coded:
-            z = np.empty(N, dtype=np.int8)
-            for r0 in range(0, N, _ROWS):
-                S = np.rint(S_all[r0 : r0 + _ROWS])
-                S[G_all[r0 : r0 + _ROWS] <= 0] = -1
-                z[r0 : r0 + _ROWS] = S.max(axis=1)
-            cols.add_codes(z, 1.0 / g)
+            vals = np.where(obs, np.rint(S_all[r0 : r0 + _ROWS]), 0).astype(np.int8)
+            top = np.where(obs, vals, -1).max(axis=1)
         else:
-            v = np.empty(N)
-            for r0 in range(0, N, _ROWS):
-                Gc = G_all[r0 : r0 + _ROWS]
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    p = np.where(Gc > 0, S_all[r0 : r0 + _ROWS] / Gc, -np.inf)
-                v[r0 : r0 + _ROWS] = p.max(axis=1)
-            cols.add_values(v)
-    if want_models:
-        for l in range(L):
-            Gl = G_all[:, l]
-            if coded:
-                cols.add_codes(np.where(Gl > 0, np.rint(S_all[:, l]), 0), 1.0 / g)
-            else:
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    cols.add_values(np.where(Gl > 0, S_all[:, l] / Gl, 0.0))
-        if not complete:
-            for l in range(L):
-                cols.add_codes((G_all[:, l] > 0).astype(np.int8), 1.0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                vals = np.where(obs, S_all[r0 : r0 + _ROWS] / Gc, 0.0)
+            top = np.where(obs, vals, -np.inf).max(axis=1)
+        k = 0
+        if want_max:
+            rows[0, r0 : r0 + _ROWS] = top
+            k = 1
+        if want_models:
+            rows[k : k + L, r0 : r0 + _ROWS] = vals.T
+            if not complete:
+                rows[k + L : k + 2 * L, r0 : r0 + _ROWS] = obs.T
+    for k in range(n_rows):
+        is_share = want_models and k >= int(want_max) + L
+        if is_share:
+            cols.add_codes(rows[k].astype(np.int8), 1.0)
+        elif coded:
+            cols.add_codes(rows[k], 1.0 / g)
+        else:
+            cols.add_values(rows[k])
+    del rows
     first = 1 if want_max else 0
 
     def best(m: np.ndarray) -> np.ndarray:

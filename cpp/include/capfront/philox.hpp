@@ -168,6 +168,87 @@ __attribute__((target("avx2"))) inline void stream_blocks_avx2(
     stream_blocks_scalar(rk, j0 + b, n_blocks - b, rep, stream, out + 4 * b);
 }
 
+// The same with 16 lanes per register (AVX-512F): 64 blocks per iteration.
+// (GCC's _mm512_mul_epu32 trips a false -Wmaybe-uninitialized on its own
+// undefined pass-through operand.)
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+__attribute__((target("avx512f"))) inline void stream_blocks_avx512(
+    const RoundKeys& rk, std::uint64_t j0, std::size_t n_blocks, std::uint32_t rep,
+    std::uint32_t stream, std::uint32_t* out) {
+    constexpr int kGroups = 4;
+    constexpr std::size_t kStep = 16 * kGroups;
+    const __m512i m0 = _mm512_set1_epi64(kM0);
+    const __m512i m1 = _mm512_set1_epi64(kM1);
+    const __m512i lane =
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    constexpr __mmask16 kOdd = 0xAAAA;
+    std::size_t b = 0;
+    alignas(64) std::uint32_t y[4][kStep];
+    for (; b + kStep <= n_blocks; b += kStep) {
+        __m512i x0[kGroups], x1[kGroups], x2[kGroups], x3[kGroups];
+        for (int g = 0; g < kGroups; ++g) {
+            const std::uint64_t j = j0 + b + 16 * g;
+            if ((j >> 32) == ((j + 15) >> 32)) {
+                x0[g] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(j)), lane);
+                x3[g] = _mm512_set1_epi32(static_cast<int>(j >> 32));
+            } else {  // the low word wraps inside this group
+                alignas(64) std::uint32_t lo[16], hi[16];
+                for (int i = 0; i < 16; ++i) {
+                    lo[i] = static_cast<std::uint32_t>(j + i);
+                    hi[i] = static_cast<std::uint32_t>((j + i) >> 32);
+                }
+                x0[g] = _mm512_load_si512(lo);
+                x3[g] = _mm512_load_si512(hi);
+            }
+            x1[g] = _mm512_set1_epi32(static_cast<int>(rep));
+            x2[g] = _mm512_set1_epi32(static_cast<int>(stream));
+        }
+        for (int r = 0; r < 10; ++r) {
+            const __m512i key0 = _mm512_set1_epi32(static_cast<int>(rk.k0[r]));
+            const __m512i key1 = _mm512_set1_epi32(static_cast<int>(rk.k1[r]));
+            for (int g = 0; g < kGroups; ++g) {
+                const __m512i e0 = _mm512_mul_epu32(x0[g], m0);
+                const __m512i o0 = _mm512_mul_epu32(_mm512_srli_epi64(x0[g], 32), m0);
+                const __m512i e1 = _mm512_mul_epu32(x2[g], m1);
+                const __m512i o1 = _mm512_mul_epu32(_mm512_srli_epi64(x2[g], 32), m1);
+                const __m512i lo0 = _mm512_mask_blend_epi32(kOdd, e0, _mm512_slli_epi64(o0, 32));
+                const __m512i hi0 = _mm512_mask_blend_epi32(kOdd, _mm512_srli_epi64(e0, 32), o0);
+                const __m512i lo1 = _mm512_mask_blend_epi32(kOdd, e1, _mm512_slli_epi64(o1, 32));
+                const __m512i hi1 = _mm512_mask_blend_epi32(kOdd, _mm512_srli_epi64(e1, 32), o1);
+                x0[g] = _mm512_xor_si512(_mm512_xor_si512(hi1, x1[g]), key0);
+                x2[g] = _mm512_xor_si512(_mm512_xor_si512(hi0, x3[g]), key1);
+                x1[g] = lo1;
+                x3[g] = lo0;
+            }
+        }
+        for (int g = 0; g < kGroups; ++g) {
+            _mm512_store_si512(y[0] + 16 * g, x0[g]);
+            _mm512_store_si512(y[1] + 16 * g, x1[g]);
+            _mm512_store_si512(y[2] + 16 * g, x2[g]);
+            _mm512_store_si512(y[3] + 16 * g, x3[g]);
+        }
+        std::uint32_t* o = out + 4 * b;
+        for (std::size_t i = 0; i < kStep; ++i) {
+            o[4 * i] = y[0][i];
+            o[4 * i + 1] = y[1][i];
+            o[4 * i + 2] = y[2][i];
+            o[4 * i + 3] = y[3][i];
+        }
+    }
+    stream_blocks_avx2(rk, j0 + b, n_blocks - b, rep, stream, out + 4 * b);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+inline bool has_avx512() {
+    static const bool ok = __builtin_cpu_supports("avx512f");
+    return ok;
+}
+
 inline bool has_avx2() {
     static const bool ok = __builtin_cpu_supports("avx2");
     return ok;
@@ -189,6 +270,10 @@ inline void philox_stream_words(std::uint64_t seed, std::uint32_t rep, std::uint
     const RoundKeys rk(philox_key(seed));
     const std::size_t n_blocks = (count + 3) / 4;
 #ifdef CAPFRONT_PHILOX_AVX2
+    if (has_avx512()) {
+        stream_blocks_avx512(rk, w0 / 4, n_blocks, rep, stream, out);
+        return;
+    }
     if (has_avx2()) {
         stream_blocks_avx2(rk, w0 / 4, n_blocks, rep, stream, out);
         return;

@@ -1,0 +1,146 @@
+"""Benchmarks of the streaming bootstrap (``capfront.bootstrap``).
+
+Groups ``<statistic>-<method>`` for ``naive_oracle`` and ``oracle_gain`` with the
+percentile and BCa intervals: the ``cpp`` path, the ``numba`` and ``numpy`` paths
+and ``scipy.stats.bootstrap`` on the same statistic.
+
+Default sizes run in seconds (CI, ``--benchmark-disable``). ``CAPFRONT_BENCH_LARGE=1``
+runs N = 400,000 prompts, L = 33 models, G = 20, B = 10,000 replicates. At that
+size only ``cpp`` runs all B replicates; numba, numpy and scipy are timed on fewer
+replicates (``B_TIMED``; their cost is linear in B) and reported scaled to B in
+bench/README.md. scipy cannot hold B x N resampled indices (32 GB) nor run its
+O(N^2) jackknife at N = 400,000: its percentile path is timed at full N with
+batches of one replicate, its BCa path at ``N_SCIPY_BCA`` prompts, both scaled
+linearly (a lower bound for BCa, whose jackknife is quadratic in N).
+``test_peak_memory`` measures the extra resident memory of a cpp run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import tracemalloc
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import capfront
+from capfront.bootstrap import bootstrap
+
+LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
+N_PROMPTS = 400_000 if LARGE else 3_000
+N_MODELS = 33 if LARGE else 8
+N_DRAWS = 20
+B = 10_000 if LARGE else 200
+B_TIMED = {"numba": 200, "numpy": 10, "scipy": 4} if LARGE else {
+    "numba": B, "numpy": 20, "scipy": 20}
+N_SCIPY_BCA = 4_000 if LARGE else 1_000
+STATISTICS = ["naive_oracle", "oracle_gain"]
+METHODS = ["percentile", "bca"]
+
+
+@pytest.fixture(scope="module")
+def results() -> capfront.EvalResults:
+    return capfront.simulate(N_PROMPTS, N_MODELS, N_DRAWS, n_topics=4, seed=0,
+                             as_counts=True)
+
+
+@pytest.fixture(scope="module")
+def reference(results):
+    """numpy replicates of the first B_TIMED["numpy"] resamples, per statistic."""
+    return {s: bootstrap(results, s, n_resamples=B_TIMED["numpy"], backend="numpy",
+                         keep_replicates=True).replicates for s in STATISTICS}
+
+
+def _run(benchmark, fn, *args, **kwargs):
+    if LARGE:
+        return benchmark.pedantic(fn, args=args, kwargs=kwargs, rounds=1,
+                                  iterations=1)
+    return benchmark(fn, *args, **kwargs)
+
+
+def _p_hat(results) -> np.ndarray:
+    return results.successes / results.n_draws
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("statistic", STATISTICS)
+@pytest.mark.parametrize("backend", ["cpp", "numba", "numpy"])
+def test_capfront(benchmark, results, reference, statistic, method, backend):
+    if backend not in capfront.available_backends():
+        pytest.skip(f"{backend} not available")
+    benchmark.group = f"{statistic}-{method}"
+    n = B if backend == "cpp" else B_TIMED[backend]
+    benchmark.extra_info.update(n_resamples=n, scale_to=B)
+    out = _run(benchmark, bootstrap, results, statistic, n_resamples=n,
+               method=method, backend=backend, keep_replicates=True)
+    ref = reference[statistic]
+    k = min(ref.size, n)
+    np.testing.assert_array_equal(out.replicates[:k], ref[:k])
+    naive = capfront.naive_oracle(results).value
+    best = capfront.best_single(results)[1]
+    want = naive if statistic == "naive_oracle" else naive - best
+    assert out.estimate == pytest.approx(want, abs=1e-12)
+    assert out.ci[0] < out.ci[1]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("statistic", STATISTICS)
+def test_scipy(benchmark, results, statistic, method):
+    benchmark.group = f"{statistic}-{method}"
+    p = _p_hat(results)
+    if method == "bca":
+        p = p[:N_SCIPY_BCA]
+    n_res = B_TIMED["scipy"]
+    benchmark.extra_info.update(n_resamples=n_res, n_prompts=p.shape[0], scale_to=B,
+                                scale_prompts_to=N_PROMPTS)
+    if statistic == "naive_oracle":
+        data = (p.max(axis=1),)
+
+        def stat(x, axis=-1):
+            return x.mean(axis=axis)
+    else:
+        data = (np.arange(p.shape[0]),)
+
+        def stat(idx, axis=-1):
+            sub = p[idx]
+            return sub.max(axis=-1).mean(axis=-1) - sub.mean(axis=-2).max(axis=-1)
+
+    res = _run(benchmark, stats.bootstrap, data, stat, n_resamples=n_res,
+               method="BCa" if method == "bca" else "percentile", batch=1,
+               vectorized=True, rng=np.random.default_rng(0))
+    assert res.confidence_interval.low <= res.confidence_interval.high
+
+
+def test_peak_memory(results):
+    """Extra memory of a cpp run: VmHWM after resetting it (Linux clear_refs),
+    and tracemalloc's peak of NumPy allocations. Must stay under 100 MB."""
+    if "cpp" not in capfront.available_backends():
+        pytest.skip("cpp not available")
+
+    def status(key: str) -> float:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1]) / 1024.0
+        return float("nan")
+
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pytest.skip("cannot reset VmHWM here")
+    base = status("VmRSS")
+    tracemalloc.start()
+    t = time.perf_counter()
+    for statistic in STATISTICS:
+        bootstrap(results, statistic, n_resamples=min(B, 2_000), method="bca",
+                  backend="cpp")
+    elapsed = time.perf_counter() - t
+    _, traced = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    extra = status("VmHWM") - base
+    print(f"\nextra peak RSS {extra:.1f} MB, numpy peak {traced / 2**20:.1f} MB, "
+          f"{elapsed:.1f} s")
+    assert extra < 100 and traced / 2**20 < 100
