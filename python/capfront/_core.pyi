@@ -67,3 +67,29 @@ def pgm_emax(
     mean_table: npt.NDArray[np.float64],
     min_resp: float,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+
+# register_bootstrap.cpp
+def philox_words(
+    seed: int, rep: int, stream: int, start: int, count: int
+) -> npt.NDArray[np.uint32]: ...
+def bootstrap_sums(
+    offsets: npt.NDArray[np.int64],
+    seed: int,
+    b0: int,
+    n_replicates: int,
+    z8: npt.NDArray[np.int8],
+    z64: npt.NDArray[np.int64],
+) -> npt.NDArray[np.int64]: ...
+def bootstrap_counts(
+    offsets: npt.NDArray[np.int64], seed: int, b0: int, n_replicates: int
+) -> npt.NDArray[np.uint8]: ...
+def bootstrap_two_level_sums(
+    offsets: npt.NDArray[np.int64],
+    seed: int,
+    b0: int,
+    n_replicates: int,
+    successes: npt.NDArray[np.uint8],
+    thresholds: npt.NDArray[np.uint64],
+    with_max: bool,
+    with_cells: bool,
+) -> npt.NDArray[np.int64]: ...
