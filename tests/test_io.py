@@ -3,13 +3,16 @@ tables and on the small real fixtures in tests/data (run from a bare clone)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import capfront as cf
 from capfront import EvalResults
-from conftest import FIXTURES
+
+FIXTURES = Path(__file__).resolve().parent / "data"
 
 
 def long_table(res: EvalResults) -> pd.DataFrame:

@@ -3,12 +3,15 @@ README (or in SPEC section 9). Skipped when ../shared is absent (bare clone)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import capfront as cf
-from conftest import SHARED_DATA
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 pytestmark = pytest.mark.skipif(
     not SHARED_DATA.is_dir(), reason=f"shared data not found at {SHARED_DATA}"
