@@ -242,7 +242,9 @@ def test_metrics_policy_and_comparison():
     assert np.isnan(fr.quality_at(0.5)) and fr.quality_at(9.0) == 1.0
     assert np.isnan(fr.cost_at(1.1)) and fr.cost_at(0.0) == 1.0
     table = fr.versus_best_single()
-    assert list(table.index) == ["a", "b", "mean"]
+    assert list(table.index) == ["a", "b", "mean", "all"]
+    assert table.loc["all", "best_model"] == "model_1"
+    assert table.loc["all", "cost_reduction"] == pytest.approx(1 - 2.0 / 3.0)
     assert table.loc["b", "best_model"] == "model_1"
     only_a = frontier(r, benchmark="a")
     np.testing.assert_allclose(only_a.vertices, [[1.0, 1.0]])
@@ -279,6 +281,12 @@ def test_versus_best_single_ci_and_band_and_plot(tmp_path):
     if importlib.util.find_spec("capfront.bootstrap") is None:
         with pytest.raises(NotImplementedError, match="bootstrap"):
             fr.versus_best_single(ci=0.95)
+        return
+    small = r.select(np.arange(60))
+    for f in (frontier(small), frontier(small, posthoc=True, max_k=2)):
+        t = f.versus_best_single(ci=0.9, n_resamples=30)
+        lo, hi = t.loc["all", "cost_reduction_low"], t.loc["all", "cost_reduction_high"]
+        assert lo <= t.loc["all", "cost_reduction"] + 1e-9 <= hi + 2e-9
 
 
 def test_latency_frontier():
@@ -331,5 +339,5 @@ def test_real_bfcl_tokens():
                             benchmark="category")
     fr = frontier(r)
     table = fr.versus_best_single()
-    assert "mean" in table.index and len(table) == 13
+    assert "mean" in table.index and len(table) == 14
     assert fr.max_quality == pytest.approx(capfront.naive_oracle(r, "prehoc").value)

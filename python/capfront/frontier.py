@@ -781,27 +781,15 @@ class Frontier:
         Per benchmark: the most accurate single model (``A_best``, ``C_best``),
         ``error_reduction = (err_best - err_frontier(C_best)) / err_best`` with
         ``err = 1 - accuracy``, ``cost_reduction = 1 - cost_frontier(A_best) / C_best``,
-        ``aiq``, and the frontier's top quality (the oracle). The row ``"mean"``
-        averages the benchmarks' values (only with benchmark labels).
+        ``aiq``, and the frontier's top quality (the oracle). With benchmark labels,
+        the row ``"mean"`` averages the benchmarks' values (NaN ones, e.g. an error
+        reduction where the best model makes no error, are skipped) and the row
+        ``"all"`` pools every prompt (one frontier and one best model overall).
 
         ``ci`` (a confidence level, e.g. 0.95; ``level`` is used when ``ci=True``)
         adds bootstrap intervals from :func:`capfront.bootstrap.bootstrap`.
         """
-        rows = []
-        for name, w in self._groups().items():
-            sub = self.sub(w)
-            model, acc, cost = sub.best_single()
-            m = frontier_metrics(sub.vertices, cost, acc)
-            rows.append({
-                "benchmark": name, "n_prompts": int((w > 0).sum()),
-                "best_model": model, "best_accuracy": acc, "best_cost": cost,
-                "frontier_quality_at_best_cost": sub.quality_at(cost),
-                "error_reduction": m["error_reduction"],
-                "frontier_cost_at_best_accuracy": sub.cost_at(acc),
-                "cost_reduction": m["cost_reduction"], "aiq": m["aiq"],
-                "oracle_quality": sub.max_quality, "oracle_cost": float(
-                    sub.vertices[-1, 0]),
-            })
+        rows = [self._comparison_row(name, w) for name, w in self._groups().items()]
         table = pd.DataFrame(rows).set_index("benchmark")
         if len(rows) > 1:
             num = table.select_dtypes("number").mean()
@@ -809,12 +797,30 @@ class Frontier:
             mean_row = num.to_frame().T
             mean_row.index = ["mean"]
             mean_row["best_model"] = ""
-            table = pd.concat([table, mean_row[table.columns]])
+            pooled = self._comparison_row("all", self.weights)
+            table = pd.concat([table, mean_row[table.columns],
+                               pd.DataFrame([pooled]).set_index("benchmark")])
             table.index.name = "benchmark"
+            table["n_prompts"] = table["n_prompts"].astype(int)
         if ci is not None and ci is not False:
             table = self._add_ci(table, level if ci is True else float(ci),
                                  **bootstrap_kwargs)
         return table
+
+    def _comparison_row(self, name: str, w: np.ndarray) -> dict[str, Any]:
+        sub = self.sub(w)
+        model, acc, cost = sub.best_single()
+        m = frontier_metrics(sub.vertices, cost, acc)
+        return {
+            "benchmark": name, "n_prompts": int((w > 0).sum()),
+            "best_model": model, "best_accuracy": acc, "best_cost": cost,
+            "frontier_quality_at_best_cost": sub.quality_at(cost),
+            "error_reduction": m["error_reduction"],
+            "frontier_cost_at_best_accuracy": sub.cost_at(acc),
+            "cost_reduction": m["cost_reduction"], "aiq": m["aiq"],
+            "oracle_quality": sub.max_quality,
+            "oracle_cost": float(sub.vertices[-1, 0]),
+        }
 
     def _add_ci(self, table: pd.DataFrame, level: float, **kwargs: Any
                 ) -> pd.DataFrame:
@@ -829,18 +835,33 @@ class Frontier:
                 "is not available in this build yet; call it with ci=None"
             )
         table = table.copy()
+        builtin = (not self.posthoc and isinstance(self.quality, str)
+                   and self.quality == "naive" and self.cost is None)
+        cost = self.cost
+        per_cell = not (cost is None or isinstance(cost, str) or np.ndim(cost) == 1)
+        if per_cell or not isinstance(self.quality, str):
+            raise NotImplementedError(
+                "versus_best_single(ci=...) with per-cell cost or quality arrays is "
+                "not supported (they do not follow resampled prompts); use cost=None, "
+                "'unit' or a per-model cost, and a named quality"
+            )
         for stat, col in (("frontier_error_reduction", "error_reduction"),
                           ("frontier_cost_reduction", "cost_reduction")):
+            statistic: Any = stat
+            if not builtin:  # the engine's built-in is the prehoc naive frontier
+                statistic = _metric_statistic(col, self.posthoc, self.max_k,
+                                              self.quality, cost)
             lo, hi = [], []
             for _name, w in self._groups().items():
                 data = (self.results if w.all() else
                         self.results.select(np.flatnonzero(w > 0)))
-                res = fn(data, stat, level=level, **kwargs)
+                res = fn(data, statistic, level=level, **kwargs)
                 lo.append(float(res.ci[0]))
                 hi.append(float(res.ci[1]))
-            if len(table) > len(lo):
-                lo.append(float("nan"))
-                hi.append(float("nan"))
+            if len(table) > len(lo):  # "mean" (no interval) and pooled "all"
+                res = fn(self.results, statistic, level=level, **kwargs)
+                lo += [float("nan"), float(res.ci[0])]
+                hi += [float("nan"), float(res.ci[1])]
             table[f"{col}_low"] = lo
             table[f"{col}_high"] = hi
         return table
@@ -887,6 +908,10 @@ class Frontier:
                 label=f"frontier ({kind})")
         pts = self.single_points()
         singles = pts[pts["k"] == 1]
+        right = float(pts["cost"].max()) if len(pts) else v[-1, 0]
+        if right > v[-1, 0]:  # more budget buys nothing: the frontier is flat
+            ax.plot([v[-1, 0], right], [v[-1, 1], v[-1, 1]], "--", color="tab:blue",
+                    lw=1)
         ax.scatter(singles["cost"], singles["quality"], s=18, color="tab:red",
                    zorder=3, label="single models")
         if self.posthoc:
@@ -913,6 +938,19 @@ class Frontier:
         ax.legend(loc="lower right", fontsize=8)
         ax.grid(alpha=0.3)
         return ax
+
+
+def _metric_statistic(column: str, posthoc: bool, max_k: int, quality: Any,
+                      cost: Any) -> Any:
+    """A statistic callable for capfront.bootstrap (its slow path): the pooled
+    comparison metric of the frontier with these options."""
+
+    def statistic(res: EvalResults) -> float:
+        fr = frontier(res, posthoc=posthoc, max_k=max_k if posthoc else None,
+                      quality=quality, cost=cost)
+        return float(fr._comparison_row("all", fr.weights)[column])
+
+    return statistic
 
 
 def _single_options(fr: Frontier) -> tuple[np.ndarray, ...]:
