@@ -93,3 +93,18 @@ def bootstrap_two_level_sums(
     with_max: bool,
     with_cells: bool,
 ) -> npt.NDArray[np.int64]: ...
+
+# register_frontier.cpp (dict keys: base_cost, base_quality, base_option, prompt,
+# dcost, dquality, option_from, option_to)
+def hull_segments_dense(
+    option_cost: npt.NDArray[np.float64], option_quality: npt.NDArray[np.float64]
+) -> dict[str, npt.NDArray[Any]]: ...
+def hull_segments_posthoc(
+    successes: npt.NDArray[np.int64],
+    n_draws: npt.NDArray[np.int64],
+    cell_cost: npt.NDArray[np.float64],
+    max_k: int,
+) -> dict[str, npt.NDArray[Any]]: ...
+
+# register_pareto.cpp
+def pareto_minima_3d(points: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]: ...
