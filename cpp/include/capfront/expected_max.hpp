@@ -48,7 +48,8 @@ namespace detail {
 // down chains are independent, so they overlap in the pipeline. 0 < p < 1.
 inline void binomial_masses(std::int64_t G, double p, const double* up,
                             const double* down, double* pmf) {
-    std::int64_t m = static_cast<std::int64_t>(std::floor((G + 1) * p));
+    // p >= 0: truncation is floor (and needs no libm call without SSE4.1)
+    std::int64_t m = static_cast<std::int64_t>(static_cast<double>(G + 1) * p);
     m = std::min(std::max<std::int64_t>(m, 0), G);
     const double r = p / (1.0 - p);
     const double rinv = (1.0 - p) / p;
