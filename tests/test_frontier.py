@@ -341,3 +341,26 @@ def test_real_bfcl_tokens():
     table = fr.versus_best_single()
     assert "mean" in table.index and len(table) == 14
     assert fr.max_quality == pytest.approx(capfront.naive_oracle(r, "prehoc").value)
+
+
+def test_large_merge_threads_and_backends_identical():
+    """Enough segments for the C++ chunked parallel sort; 1 and 2 threads agree."""
+    rng = np.random.default_rng(7)
+    N, M = 60_000, 8
+    c = rng.choice([0.0, 0.1, 0.5, 1.0, 2.0, 4.0], size=(N, M))
+    q = rng.integers(0, 5, size=(N, M)) / 4
+    c[rng.random((N, M)) < 0.1] = np.nan
+    c[:, 0] = 1.0  # every prompt keeps an option
+    q[:, 0] = rng.integers(0, 5, size=N) / 4
+    ref = hull_segments(c, q, backend="numpy")
+    assert ref.n_segments > 1 << 15
+    threads = capfront.get_num_threads()
+    try:
+        for n_threads in (1, 2):
+            capfront.set_num_threads(n_threads)
+            for b in BACKENDS:
+                got = hull_segments(c, q, backend=b)
+                for f in SEG_FIELDS:
+                    np.testing.assert_array_equal(getattr(got, f), getattr(ref, f))
+    finally:
+        capfront.set_num_threads(threads)
