@@ -461,3 +461,16 @@ def test_simulate_bad_arguments():
         args = {"n_prompts": 10, "n_models": 2, "n_draws": 3, "n_topics": 2, **kwargs}
         with pytest.raises(ValueError, match=match):
             cf.simulate(**args)
+
+
+def test_a_model_run_on_no_prompt():
+    S = np.array([[1, 0], [2, 0]])
+    res = EvalResults.from_counts(
+        S, np.array([[2, 0], [2, 0]]), cost=[1.0, 2.0], latency=[1.0, 2.0]
+    )
+    table = cf.single_models(res, best_of_k=[1, 2])  # NaN, and no warning
+    assert table.loc["model_1"].drop("n_prompts").isna().all()
+    assert table.loc["model_1", "n_prompts"] == 0
+    assert cf.best_single(res) == ("model_0", 0.75, 1.0)
+    assert cf.naive_oracle(res).value == 0.75
+    assert cf.naive_oracle(res, "union").cost == 1.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -85,6 +86,15 @@ def single_models(
     run on), ``mean_cost``, ``mean_latency``, ``p95_latency`` (over prompts of the
     cell mean), ``n_prompts``, and ``pass@k`` columns for each ``k`` in ``best_of_k``
     (unbiased, Chen et al. 2021; binary scores). Sorted as in ``results.models``."""
+    with warnings.catch_warnings():
+        # a model run on none of the prompts gets NaN, not "Mean of empty slice"
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _single_models(results, best_of_k)
+
+
+def _single_models(
+    results: EvalResults, best_of_k: Sequence[int] | None
+) -> pd.DataFrame:
     obs = results.observed
     n_run = obs.sum(axis=0)
     p = results.p_hat
@@ -119,7 +129,7 @@ def best_single(results: EvalResults) -> tuple[str, float, float]:
     """(model, accuracy, mean cost) of the most accurate model; ties -> cheapest."""
     table = single_models(results)
     acc = table["accuracy"].to_numpy()
-    cand = np.flatnonzero(acc == acc.max())
+    cand = np.flatnonzero(acc == np.nanmax(acc))
     if "mean_cost" in table:
         cand = cand[np.argsort(table["mean_cost"].to_numpy()[cand], kind="stable")]
     i = int(cand[0])
