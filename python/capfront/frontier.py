@@ -636,6 +636,13 @@ class Frontier:
     backend: str | None = None
     band: dict[str, np.ndarray] | None = None
 
+    def __repr__(self) -> str:
+        kind = f"posthoc k<={self.max_k}" if self.posthoc else "prehoc"
+        v = self.vertices
+        return (f"Frontier({kind}, N={int((self.weights > 0).sum())}, "
+                f"L={len(self.models)}, {len(v)} vertices, cost {v[0, 0]:.6g}.."
+                f"{v[-1, 0]:.6g}, quality {v[0, 1]:.6g}..{v[-1, 1]:.6g})")
+
     # ---------------------------------------------------------------- lookups
     def quality_at(self, cost: float | np.ndarray) -> np.ndarray | float:
         """Frontier quality at mean cost ``cost`` (linear interpolation on the
