@@ -136,6 +136,21 @@ def test_copula_curve_matches_exact_when_uncorrelated_and_shrinks_with_rho():
     assert (mc_strong < 0.7 * (exact - o_true)).all()
 
 
+def test_within_cell_scenario_is_exact_and_smaller():
+    res = bias_decay(correlation=0, within_cell_correlation=0.3, seed=2, **SMALL_BIAS)
+    assert list(res.table["scenario"].unique()) == [
+        "equal",
+        "heterogeneous",
+        "within-cell rho=0.3",
+    ]
+    cell = res.table[res.table["scenario"] == "within-cell rho=0.3"]
+    # i.i.d. draws given the cell's p: the subsample curve's mean is the exact curve
+    np.testing.assert_allclose(cell["bias_realised"], cell["bias"], atol=0.03)
+    assert (cell["bias"] > 0).all()
+    with pytest.raises(ValueError, match="within_cell_correlation"):
+        bias_decay(**{**SMALL_BIAS, "within_cell_correlation": -0.1})
+
+
 def test_bias_decay_reproducible_by_seed():
     a = bias_decay(correlation=0.3, seed=7, **SMALL_BIAS)
     b = bias_decay(correlation=0.3, seed=7, **SMALL_BIAS)
@@ -357,6 +372,8 @@ def test_cli_writes_tables_and_png(tmp_path, capsys):
                 "1,2,4,8",
                 "--correlation",
                 "0.4",
+                "--within-cell",
+                "0.2",
             ]
         )
         == 0
@@ -371,7 +388,12 @@ def test_cli_writes_tables_and_png(tmp_path, capsys):
         assert (out / name).stat().st_size > 0
     assert (out / "study_bias_decay.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = pd.read_csv(out / "study_bias_decay.csv")
-    assert set(table["scenario"]) == {"equal", "heterogeneous", "correlated rho=0.4"}
+    assert set(table["scenario"]) == {
+        "equal",
+        "heterogeneous",
+        "correlated rho=0.4",
+        "within-cell rho=0.2",
+    }
     out2 = tmp_path / "topic"
     assert (
         main(

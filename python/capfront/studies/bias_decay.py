@@ -199,7 +199,17 @@ def _scenario_kwargs(
     kw = {"n_topics": n_topics, "specialisation": specialisation, "skill_sd": skill_sd}
     if name.startswith("correlated"):
         kw["draw_correlation"] = correlation
+    elif name.startswith("within-cell"):
+        kw["within_cell_correlation"] = correlation
     return kw
+
+
+def _correlations(value: float | Sequence[float], name: str) -> list[float]:
+    rhos = [float(c) for c in np.atleast_1d(np.asarray(value, dtype=float))]
+    for c in rhos:
+        if not 0.0 <= c < 1.0:
+            raise ValueError(f"{name} must lie in [0, 1), got {c}")
+    return [c for c in rhos if c != 0.0]
 
 
 def bias_decay(
@@ -215,6 +225,7 @@ def bias_decay(
     skill_sd: float = 0.7,
     n_boot: int = 1000,
     n_sims: int = 4,
+    within_cell_correlation: float | Sequence[float] = (),
     fit_windows: Sequence[tuple[str, int, int | None]] = FIT_WINDOWS,
 ) -> BiasDecayResult:
     """How the naive oracle's bias decays with the number of draws ``G``.
@@ -265,6 +276,12 @@ def bias_decay(
         Bootstrap resamples for the ``lambda`` intervals.
     n_sims : int
         Monte Carlo data sets per rep for the correlated scenario(s).
+    within_cell_correlation : float or floats
+        Adds ``within-cell rho=...`` scenarios: the heterogeneous workload with each
+        cell's ``p ~ Beta`` around the model's ``q`` with intra-class correlation
+        ``rho`` (``simulate(within_cell_correlation=rho)``). The truth is the cell's
+        ``p`` (the mean of infinitely many draws of that cell), so draws are i.i.d.
+        given the truth and the bias is exact; the correlation only spreads ``p``.
     fit_windows : (name, G_min, G_max or None) tuples
         ``G`` windows for the fits; the first gives :attr:`BiasDecayResult.lambdas`.
 
@@ -281,11 +298,8 @@ def bias_decay(
     g_grid = check_draws(draws)
     if specialisation < 0 or skill_sd < 0:
         raise ValueError("specialisation and skill_sd must be >= 0")
-    rhos = [float(c) for c in np.atleast_1d(np.asarray(correlation, dtype=float))]
-    rhos = [c for c in rhos if c != 0.0]
-    for c in rhos:
-        if not 0.0 < c < 1.0:
-            raise ValueError(f"correlation must lie in [0, 1), got {c}")
+    rhos = _correlations(correlation, "correlation")
+    cell_rhos = _correlations(within_cell_correlation, "within_cell_correlation")
     windows = []
     for name, lo, hi in fit_windows:
         sel = (g_grid >= lo) & (g_grid <= (np.inf if hi is None else hi))
@@ -294,8 +308,9 @@ def bias_decay(
     if not windows:
         raise ValueError("no fit window holds 3 or more values of draws")
 
-    scenarios = ["equal", "heterogeneous"] + [f"correlated rho={c:g}" for c in rhos]
-    corr_of = dict(zip(scenarios[2:], rhos, strict=True))
+    corr_of = {f"correlated rho={c:g}": c for c in rhos}
+    corr_of.update({f"within-cell rho={c:g}": c for c in cell_rhos})
+    scenarios = ["equal", "heterogeneous", *corr_of]
     g_max = int(g_grid.max())
     rep_seeds = np.random.SeedSequence(seed).generate_state(R)
     e_gauss = _expected_gauss_max(L)
@@ -382,6 +397,7 @@ def bias_decay(
         "n_models": L,
         "draws": tuple(int(g) for g in g_grid),
         "correlation": tuple(rhos),
+        "within_cell_correlation": tuple(cell_rhos),
         "n_reps": R,
         "seed": seed,
         "n_prompts": N,

@@ -85,6 +85,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         help="comma-separated across-model draw correlations "
         "(default 0.3,0.7; 0 to skip)",
     )
+    bias.add_argument(
+        "--within-cell",
+        type=_floats,
+        default=None,
+        help="comma-separated within-cell (Beta-Binomial) correlations (default none)",
+    )
     topic = kinds.add_parser(
         "topic-entropy",
         parents=[common],
@@ -130,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
             kwargs["draws"] = args.draws
         if args.correlation is not None:
             kwargs["correlation"] = args.correlation
+        if args.within_cell is not None:
+            kwargs["within_cell_correlation"] = args.within_cell
         result = bias_decay(**kwargs)
         stem = "study_bias_decay"
         result.table.to_csv(out / f"{stem}.csv", index=False)
