@@ -280,3 +280,15 @@ def test_fixture_taubench_repeated_trials():
     # the user-simulator cost has empty cells in the source: a clear error
     with pytest.raises(ValueError, match=r"'user_sim_cost_usd' \(cost\) has 4 missing"):
         cf.read(path, cost="user_sim_cost_usd")
+
+
+def test_count_frame_bad_columns_are_named():
+    df = pd.DataFrame(
+        {"prompt_id": [1, 2], "model": ["a", "a"], "n_correct": [1, 2], "n_samples": 3}
+    )
+    with pytest.raises(ValueError, match=r"'n_correct' \(successes\).*non-numeric"):
+        cf.from_count_frame(df.assign(n_correct=["1", "x"]))
+    with pytest.raises(ValueError, match=r"'n_samples' \(n_draws\).*1 missing"):
+        cf.from_count_frame(df.assign(n_samples=[3, None]))
+    with pytest.raises(ValueError, match=r"'usd' \(cost/latency\).*missing"):
+        cf.from_count_frame(df.assign(usd=[1.0, None]), cost="usd")

@@ -246,6 +246,18 @@ def results_from_chunks(
     return EvalResults.from_stats(stats, **extra)
 
 
+def _numeric_column(df: pd.DataFrame, col: str, what: str) -> np.ndarray:
+    """``df[col]`` as float64; names the column when it is not all numbers."""
+    values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
+    if np.isnan(values).any():
+        bad = np.isnan(values) & df[col].notna().to_numpy()
+        kind = "non-numeric" if bad.any() else "missing"
+        raise ValueError(
+            f"column {col!r} ({what}) has {int(np.isnan(values).sum())} {kind} value(s)"
+        )
+    return values
+
+
 def from_count_frame(
     frame: Any,
     *,
@@ -286,14 +298,14 @@ def from_count_frame(
     N, L = len(p_labels), len(m_labels)
     S = np.zeros((N, L))
     G = np.zeros((N, L))
-    S[p_codes, m_codes] = df[successes].to_numpy(dtype=np.float64)
-    G[p_codes, m_codes] = df[n_draws].to_numpy(dtype=np.float64)
+    S[p_codes, m_codes] = _numeric_column(df, successes, "successes")
+    G[p_codes, m_codes] = _numeric_column(df, n_draws, "n_draws")
 
     def cells(col: str | None) -> np.ndarray | None:
         if col is None:
             return None
         out = np.zeros((N, L))
-        out[p_codes, m_codes] = df[col].to_numpy(dtype=np.float64)
+        out[p_codes, m_codes] = _numeric_column(df, col, "cost/latency")
         return out
 
     return EvalResults.from_counts(
