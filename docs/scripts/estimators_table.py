@@ -59,6 +59,7 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed):
     se = {m: [] for m in methods}
     truth = []
     recommended = None
+    prev_fit = None
     for r in range(reps):
         idx = rng.choice(len(p_pool), n_prompts, replace=False)
         p = p_pool[idx]
@@ -66,9 +67,13 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed):
         Gm = np.full_like(S, G)
         truth.append(p.max(axis=1).mean())
         for m in methods:
-            d = decompose_counts(
-                S, Gm, m, topic=topic_pool[idx] if m == "pgm" else None
-            )
+            opts = {}
+            if m == "pgm":
+                # warm start from the previous repetition's fit (speed only)
+                opts = {"topic": topic_pool[idx], "init": prev_fit}
+            d = decompose_counts(S, Gm, m, **opts)
+            if m == "pgm":
+                prev_fit = d.diagnostics["fit"]
             est[m].append(d.estimate())
             se[m].append(d.standard_error())
         if r == 0 and audit_sims > 0:

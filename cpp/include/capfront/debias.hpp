@@ -18,12 +18,29 @@
 
 namespace capfront {
 
+// parallel_blocks for work worth the threads: below `min_work` units the blocks run
+// serially (same block boundaries, so the same results), since spawning threads on a
+// loaded machine costs more than the work.
+template <class Body>
+void parallel_blocks_min(std::size_t n, std::size_t grain, double work, Body&& body) {
+    constexpr double kMinWork = 2e6;
+    if (work < kMinWork) {
+        grain = std::max<std::size_t>(1, grain);
+        for (std::size_t b0 = 0; b0 < n; b0 += grain) body(b0, std::min(n, b0 + grain));
+        return;
+    }
+    parallel_blocks(n, grain, std::forward<Body>(body));
+}
+
 // out[n * n_sizes + j] = O_biased(sizes[j]) for prompt n alone (SPEC 3).
 // Cost O(N L sum_j g_j); memory: the (N, n_sizes) output only.
 inline void subsample_curve_rows(const std::int64_t* successes, const std::int64_t* n_draws,
                                  std::size_t N, std::size_t L, const std::int64_t* sizes,
                                  std::size_t n_sizes, double* out) {
-    parallel_blocks(N, 256, [&](std::size_t r0, std::size_t r1) {
+    double work = 0.0;
+    for (std::size_t j = 0; j < n_sizes; ++j) work += static_cast<double>(sizes[j]);
+    work *= static_cast<double>(N * L);
+    parallel_blocks_min(N, 256, work, [&](std::size_t r0, std::size_t r1) {
         std::vector<double> scratch, prod;
         for (std::size_t n = r0; n < r1; ++n)
             subsample_curve_row(successes + n * L, n_draws + n * L, L, sizes, n_sizes,
@@ -99,7 +116,8 @@ inline double crossfit_row_split(const std::int64_t* S, const std::int64_t* G, s
 inline void crossfit_rows(const std::int64_t* successes, const std::int64_t* n_draws,
                           std::size_t N, std::size_t L, const double* gz, const double* gw,
                           std::size_t n_nodes, double* out) {
-    parallel_blocks(N, 128, [&](std::size_t r0, std::size_t r1) {
+    const double work = static_cast<double>(N * L) * static_cast<double>(n_nodes) * 8.0;
+    parallel_blocks_min(N, 128, work, [&](std::size_t r0, std::size_t r1) {
         CrossfitScratch w;
         for (std::size_t n = r0; n < r1; ++n) {
             const std::int64_t* S = successes + n * L;
@@ -131,7 +149,8 @@ inline double pgm_estep(const double* T, const std::int64_t* cell_row,
                         double* resp) {
     const std::size_t n_blocks = (N + kBlockRows - 1) / kBlockRows;
     std::vector<double> partial(n_blocks, 0.0);
-    parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
+    const double work = static_cast<double>(N * L * J);
+    parallel_blocks_min(n_blocks, 1, work, [&](std::size_t b0, std::size_t b1) {
         for (std::size_t b = b0; b < b1; ++b) {
             double acc_ll = 0.0;
             const std::size_t i1 = std::min(N, (b + 1) * kBlockRows);
@@ -170,7 +189,8 @@ inline void pgm_stats(const double* resp, const std::int64_t* cell_row,
                       const std::int64_t* topic, std::size_t N, std::size_t L, std::size_t K,
                       std::size_t R, std::size_t J, double* C) {
     std::fill(C, C + L * K * R * J, 0.0);
-    parallel_blocks(L, 1, [&](std::size_t l0, std::size_t l1) {
+    const double work = static_cast<double>(N * L * J);
+    parallel_blocks_min(L, 1, work, [&](std::size_t l0, std::size_t l1) {
         for (std::size_t l = l0; l < l1; ++l) {
             for (std::size_t n = 0; n < N; ++n) {
                 const std::int64_t row = cell_row[n * L + l];
@@ -191,8 +211,8 @@ inline void pgm_stats(const double* resp, const std::int64_t* cell_row,
 inline void pgm_mstep_scores(const double* C, const double* logh, const std::int64_t* cand,
                              std::size_t LK, std::size_t R, std::size_t J, std::size_t E,
                              std::size_t n_cand, double* f) {
-    (void)E;
-    parallel_blocks(LK, 1, [&](std::size_t a0, std::size_t a1) {
+    const double work = static_cast<double>(LK * R * J) * static_cast<double>(n_cand) / 4.0;
+    parallel_blocks_min(LK, 1, work, [&](std::size_t a0, std::size_t a1) {
         for (std::size_t a = a0; a < a1; ++a) {
             double* out = f + a * n_cand;
             for (std::size_t c = 0; c < n_cand; ++c) out[c] = 0.0;
@@ -224,7 +244,8 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row,
                      std::size_t N, std::size_t L, std::size_t K, std::size_t J,
                      std::size_t E, std::size_t M, double min_resp, double* emax,
                      double* emax2, double* post_mean) {
-    parallel_blocks(N, 64, [&](std::size_t r0, std::size_t r1) {
+    const double work = static_cast<double>(N * L * (M + 1)) * 4.0;
+    parallel_blocks_min(N, 64, work, [&](std::size_t r0, std::size_t r1) {
         std::vector<double> prod(M + 1);
         const double dx = 1.0 / static_cast<double>(M);
         for (std::size_t n = r0; n < r1; ++n) {

@@ -101,6 +101,8 @@ class Tables:
         """``log h(row, eta_e)``: log marginal probability of the cell's count."""
         key = (family, round(float(scale), 10))
         if key not in self._logh:
+            if len(self._logh) > 48:
+                self._logh.clear()
             h = _matmul(self.lik, _mixing(family, scale))
             self._logh[key] = np.ascontiguousarray(np.log(np.maximum(h, 1e-300)))
         return self._logh[key]
@@ -305,7 +307,7 @@ def fit_latent(
     *,
     family: str = "logitnormal",
     scale: float | None = None,
-    max_iter: int = 500,
+    max_iter: int = 200,
     tol: float = 1e-6,
     theta_sd: float = 5.0,
     init: LatentFit | None = None,
@@ -407,7 +409,8 @@ def fit_latent(
             a2 = (x2 * (q1 - q0) + x1 * (q0 - q2) + x0 * (q2 - q1)) / den
             a1 = (x2**2 * (q0 - q1) + x1**2 * (q2 - q0) + x0**2 * (q1 - q2)) / den
             if a2 < 0:
-                s_new = float(np.clip(-a1 / (2 * a2), x0, x2))
+                # snapped to 0.01 so that the table cache is hit across iterations
+                s_new = round(float(np.clip(-a1 / (2 * a2), x0, x2)), 2)
         f = scored[b][1]
         if s_new != float(grid[b]):
             f = _mstep_scores(name, C, tables.logh(family, s_new), cand_idx)
@@ -481,7 +484,7 @@ def pgm_decomposition(
     scale: float | None = None,
     backend: str | None = None,
     init: LatentFit | None = None,
-    max_iter: int = 500,
+    max_iter: int = 200,
     tol: float = 1e-6,
     topics: list | None = None,
 ) -> Decomposition:

@@ -1,0 +1,299 @@
+"""Debiased oracle estimators (SPEC 4): known cases, invariances, backends, the
+decomposition contract, bad input."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import capfront as cf
+from capfront._backend import available_backends
+from capfront.debias import METHODS, decompose_counts, decomposition
+from capfront.debias.crossfit import crossfit_rows
+from capfront.debias.extrapolation import curve_rows, fit_decay
+
+FAST = ("naive", "bootstrap_bc", "crossfit", "jackknife", "extrapolation")
+
+
+def _counts(seed=0, N=60, L=4, G=8, missing=False):
+    rng = np.random.default_rng(seed)
+    p = rng.beta(1, 1, size=(N, L))
+    Gm = np.full((N, L), G)
+    if missing:
+        Gm[rng.random((N, L)) < 0.15] = 0
+        Gm[:, 0] = G
+        Gm[rng.random((N, L)) < 0.2] += 3  # ragged
+    return rng.binomial(Gm, p), Gm
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return cf.simulate(
+        1500, 6, 10, n_topics=3, specialisation=1.0, seed=11, as_counts=True
+    )
+
+
+# ------------------------------------------------------------------ known cases
+def test_all_cells_saturated_exact():
+    # every cell all-correct or all-wrong, the same across models: every
+    # count-based method is exact
+    rng = np.random.default_rng(1)
+    y = rng.random(200) < 0.6
+    S = np.repeat((y * 10)[:, None], 5, axis=1)
+    res = cf.EvalResults.from_counts(S, 10)
+    truth = y.mean()
+    for m in FAST:
+        assert cf.debiased_oracle(res, m).value == pytest.approx(truth, abs=1e-9), m
+    assert cf.debiased_oracle(res, "pgm").value == pytest.approx(truth, abs=0.03)
+
+
+def test_identical_models():
+    # all models share p[n]: O_true = mean_n p[n]; naive is biased up
+    res = cf.simulate(
+        2000, 5, 10, specialisation=0.0, skill_sd=0.0, seed=2, as_counts=True
+    )
+    truth = res.true_oracle
+    naive = cf.debiased_oracle(res, "naive").value
+    assert naive - truth > 0.02
+    pgm = cf.debiased_oracle(res, "pgm").value
+    assert abs(pgm - truth) < 0.25 * (naive - truth)
+    bc = cf.debiased_oracle(res, "bootstrap_bc").value
+    assert truth < bc < naive
+    assert cf.debiased_oracle(res, "crossfit").value < truth
+
+
+def test_one_model_dominant():
+    rng = np.random.default_rng(3)
+    N, L, G = 3000, 6, 10
+    p = rng.uniform(0.0, 0.05, size=(N, L))
+    p[:, 2] = 0.97
+    S = rng.binomial(G, p)
+    res = cf.EvalResults.from_counts(S, G)
+    acc = S[:, 2].mean() / G
+    for m in METHODS:
+        v = cf.debiased_oracle(res, m).value
+        assert v == pytest.approx(acc, abs=0.02), m
+
+
+def test_pgm_close_to_truth(sim):
+    r = cf.debiased_oracle(sim, "pgm")
+    naive_bias = r.naive - sim.true_oracle
+    assert naive_bias > 0.01
+    assert abs(r.value - sim.true_oracle) < 0.25 * naive_bias
+    fit = r.fit
+    assert fit.theta.shape == (6, 3) and fit.converged
+    assert np.isfinite(r.max_of_posterior_means)
+    assert r.posterior_mean_p.shape == (1500, 6)
+
+
+def test_betabinomial_family(sim):
+    r = cf.debiased_oracle(sim, "pgm", family="betabinomial")
+    assert abs(r.value - sim.true_oracle) < 0.02
+    with pytest.raises(ValueError, match="family"):
+        cf.debiased_oracle(sim, "pgm", family="poisson")
+
+
+# ------------------------------------------------------------------ crossfit exact
+def _crossfit_brute(S, G):
+    """Average over every split of every cell (ties shared)."""
+    L = len(S)
+    gmin = min(G)
+    vals = []
+    for g in sorted({gmin // 2, gmin - gmin // 2}):
+        cells = []
+        for s, n in zip(S, G, strict=True):
+            draws = [1] * s + [0] * (n - s)
+            cells.append(
+                [
+                    (sum(draws[i] for i in A), (s - sum(draws[i] for i in A)) / (n - g))
+                    for A in itertools.combinations(range(n), g)
+                ]
+            )
+        tot, cnt = 0.0, 0
+        for combo in itertools.product(*cells):
+            sel = [a for a, _ in combo]
+            best = max(sel)
+            win = [combo[i][1] for i in range(L) if sel[i] == best]
+            tot += sum(win) / len(win)
+            cnt += 1
+        vals.append(tot / cnt)
+    return float(np.mean(vals)) if len(vals) == 2 else vals[0]
+
+
+@pytest.mark.parametrize(
+    "S,G",
+    [
+        ([2, 3], [5, 5]),
+        ([1, 4, 2], [4, 5, 4]),
+        ([0, 0], [4, 4]),
+        ([3, 1, 3], [6, 6, 6]),
+    ],
+)
+def test_crossfit_matches_enumeration(S, G):
+    want = _crossfit_brute(S, G)
+    for b in available_backends():
+        got = crossfit_rows(np.array([S]), np.array([G]), b)[0]
+        assert got == pytest.approx(want, abs=1e-12), b
+
+
+# ------------------------------------------------------------------ invariances
+@pytest.mark.parametrize("method", [m for m in METHODS if m != "double_bc"])
+def test_permutation_invariance(method, sim):
+    # (double_bc redraws counts by a seeded Monte Carlo tied to the cell order)
+    rng = np.random.default_rng(5)
+    S = np.rint(sim.successes).astype(np.int64)[:600]
+    G = sim.n_draws[:600]
+    topic = np.asarray(sim.topic).astype(np.int64)[:600]
+    rows = rng.permutation(600)
+    cols = rng.permutation(S.shape[1])
+    a = decompose_counts(S, G, method, topic=topic if method == "pgm" else None)
+    b = decompose_counts(
+        S[rows][:, cols],
+        G[rows][:, cols],
+        method,
+        topic=topic[rows] if method == "pgm" else None,
+    )
+    tol = 1e-6 if method == "pgm" else 1e-12
+    assert b.estimate() == pytest.approx(a.estimate(), abs=tol)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 5), st.integers(4, 9))
+def test_permutation_property(seed, L, G):
+    S, Gm = _counts(seed, N=20, L=L, G=G)
+    rng = np.random.default_rng(seed)
+    rows, cols = rng.permutation(20), rng.permutation(L)
+    for m in FAST:
+        a = decompose_counts(S, Gm, m).estimate()
+        b = decompose_counts(S[rows][:, cols], Gm[rows][:, cols], m).estimate()
+        assert b == pytest.approx(a, abs=1e-12)
+    # the naive oracle lies between cross-fit and the curve at g = 1
+    assert (
+        decompose_counts(S, Gm, "crossfit").estimate()
+        <= decompose_counts(S, Gm, "naive").estimate() + 1e-12
+    )
+
+
+# ------------------------------------------------------------------ backends
+@pytest.mark.parametrize("missing", [False, True])
+def test_backends_agree(missing):
+    S, G = _counts(7, N=40, L=5, G=8, missing=missing)
+    sizes = np.arange(1, int(G[G > 0].min()) + 1)
+    ref_cf = crossfit_rows(S, G, "numpy")
+    ref_curve = curve_rows(S, G, sizes, "numpy")
+    for b in available_backends():
+        np.testing.assert_allclose(crossfit_rows(S, G, b), ref_cf, atol=1e-12)
+        np.testing.assert_allclose(curve_rows(S, G, sizes, b), ref_curve, atol=1e-12)
+    vals = {
+        b: decompose_counts(S, G, "pgm", backend=b).estimate()
+        for b in available_backends()
+    }
+    for b, v in vals.items():
+        assert v == pytest.approx(vals["numpy"], abs=1e-9), b
+
+
+def test_missing_cells_left_out():
+    S, G = _counts(8, N=50, L=4, G=8)
+    G2 = G.copy()
+    G2[:, 3] = 0
+    S2 = np.where(G2 > 0, S, 0)
+    for m in FAST:
+        a = decompose_counts(S2, G2, m).estimate()
+        b = decompose_counts(S[:, :3], G[:, :3], m).estimate()
+        assert a == pytest.approx(b, abs=1e-12), m
+
+
+# ------------------------------------------------------------------ contract
+@pytest.mark.parametrize("method", METHODS)
+def test_decomposition_contract(method, sim):
+    res = sim.select(np.arange(400))
+    values, finalize = decomposition(res, method)
+    assert values.shape[0] == 400 and values.ndim == 2
+    assert finalize(values.mean(axis=0)) == cf.debiased_oracle(res, method).value
+
+
+def test_result_object(sim):
+    r = cf.debiased_oracle(sim, "extrapolation", ci=0.9, n_resamples=50)
+    assert r.method == "extrapolation" and 0.25 <= r.lam <= 1.0
+    assert len(r.curve) == len(r.sizes)
+    lo, hi = r.ci
+    assert lo <= r.value <= hi and r.level == 0.9
+    assert float(r) == r.value
+    fixed = cf.debiased_oracle(sim, "extrapolation", lam=0.5)
+    assert fixed.lam == 0.5
+    # options force the in-house bootstrap (capfront.bootstrap takes none)
+    r2 = cf.debiased_oracle(sim, "jackknife", lam=0.7, ci=0.95, n_resamples=50)
+    assert r2.ci[0] <= r2.value <= r2.ci[1] and "multinomial" in r2.ci_method
+
+
+def test_fit_decay_recovers_law():
+    g = np.arange(5, 21)
+    y = 0.8 + 0.3 * g**-0.6
+    o, a, lam, rss = fit_decay(g, y)
+    assert o == pytest.approx(0.8, abs=1e-3) and lam == pytest.approx(0.6, abs=0.01)
+
+
+def test_bias_curve(sim):
+    bc = cf.bias_curve(sim)
+    assert bc["curve"][-1] == pytest.approx(bc["naive"], abs=1e-12)
+    assert np.all(np.diff(bc["curve"]) < 0)
+    assert 0.25 <= bc["lam"] <= 1.0
+
+
+# ------------------------------------------------------------------ bad input
+def test_bad_input(sim):
+    one = cf.EvalResults.from_counts(np.array([[1, 0], [0, 1]]), 1)
+    for m in ("bootstrap_bc", "crossfit", "pgm", "jackknife"):
+        with pytest.raises(ValueError, match="at least 2 generations"):
+            cf.debiased_oracle(one, m)
+    three = cf.EvalResults.from_counts(np.array([[1, 2], [0, 3]]), 3)
+    with pytest.raises(ValueError, match="at least 4 generations"):
+        cf.debiased_oracle(three, "extrapolation")
+    with pytest.raises(ValueError, match="unknown method"):
+        cf.debiased_oracle(sim, "magic")
+    with pytest.raises(ValueError, match="does not take"):
+        cf.debiased_oracle(sim, "crossfit", lam=0.5)
+    with pytest.raises(ValueError, match="ci must be"):
+        cf.debiased_oracle(sim, "naive", ci=95)
+    graded = cf.EvalResults.from_arrays(np.full((3, 2, 4), 0.5))
+    for m in ("bootstrap_bc", "pgm", "crossfit", "extrapolation"):
+        with pytest.raises(ValueError, match="graded"):
+            cf.debiased_oracle(graded, m)
+    assert cf.debiased_oracle(graded, "naive").value == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="at least one model with draws"):
+        decompose_counts(np.zeros((2, 2)), np.array([[3, 3], [0, 0]]), "crossfit")
+    with pytest.raises(ValueError, match="successes <= n_draws"):
+        decompose_counts(np.array([[5]]), np.array([[3]]), "naive")
+
+
+def test_audit_small():
+    res = cf.simulate(600, 4, 10, n_topics=2, seed=4, as_counts=True)
+    a = cf.audit(res, n_sims=4, seed=1)
+    assert set(a.table.index) == {
+        "naive",
+        "bootstrap_bc",
+        "crossfit",
+        "jackknife",
+        "extrapolation",
+        "pgm",
+    }
+    assert a.recommended in a.table.index and a.recommended != "naive"
+    assert (a.table["rmse"] >= a.table["abs_bias"] - 1e-12).all()
+    assert 0 < a.truth_population < 1
+    again = cf.audit(res, n_sims=4, seed=1)
+    assert again.table.equals(a.table)
+    short = cf.EvalResults.from_counts(
+        np.rint(
+            res.successes[
+                :,
+                :,
+            ]
+            * 0.3
+        ),
+        3,
+    )
+    assert "extrapolation" not in cf.audit(short, n_sims=2).table.index

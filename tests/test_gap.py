@@ -1,0 +1,84 @@
+"""Router-gap decomposition (SPEC 5, seed 003)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import capfront as cf
+
+
+@pytest.fixture(scope="module")
+def data():
+    return cf.simulate(
+        1500, 5, 30, n_topics=3, specialisation=1.0, seed=21, as_counts=True
+    )
+
+
+def test_decomposition_brackets_truth(data):
+    g = cf.gap_decomposition(data, router_accuracy=0.6)
+    p = data.truth_p
+    o_repro = p.max(axis=1).mean()
+    o_exp = (1 - np.prod(1 - p, axis=1)).mean()
+    assert g.o_exp == pytest.approx(o_exp, abs=0.01)
+    assert g.o_repro_crossfit < o_repro < g.o_repro_plugin
+    assert g.o_repro_lower <= g.o_repro_crossfit
+    assert g.delta_upper >= g.delta_crossfit >= g.delta_plugin
+    assert g.delta_upper >= o_exp - o_repro
+    assert set(g.noise_share) == {"plugin", "crossfit", "upper_bound"}
+    assert 0 < g.noise_share["plugin"] < g.noise_share["crossfit"] < 1
+    # clusters from the topic labels by default
+    assert g.n_clusters == 3 and "cluster" in g.bound_method
+    assert "O_repro" in g.summary()
+
+
+def test_best_of_k_dominates_union(data):
+    g = cf.gap_decomposition(data)
+    assert g.best_of_k_equal_draws >= g.o_exp - 0.01
+    assert np.isfinite(g.best_of_k_equal_cost) and g.union_cost > g.committed_cost
+
+
+def test_prompt_level_bounds_without_clusters(data):
+    g = cf.gap_decomposition(data, clusters=None, level=0.9)
+    assert g.n_clusters == data.n_prompts and "prompt-level" in g.bound_method
+    g99 = cf.gap_decomposition(data, clusters=None, level=0.99)
+    assert g99.o_repro_lower < g.o_repro_lower and g99.delta_upper > g.delta_upper
+
+
+def test_bounds_hold_under_correlation():
+    # within-cell correlation: the one-sided bounds still cover in most repetitions
+    hits_lo = hits_up = 0
+    for seed in range(10):
+        r = cf.simulate(
+            800, 4, 20, within_cell_correlation=0.3, seed=seed, as_counts=True
+        )
+        p = r.truth_p
+        g = cf.gap_decomposition(r, clusters=None)
+        o_repro = p.max(axis=1).mean()
+        delta = (1 - np.prod(1 - p, axis=1)).mean() - o_repro
+        hits_lo += g.o_repro_lower <= o_repro
+        hits_up += g.delta_upper >= delta
+    assert hits_lo >= 9 and hits_up >= 9
+
+
+def test_few_draws_plugin_only():
+    r = cf.simulate(300, 4, 10, seed=1, as_counts=True)
+    g = cf.gap_decomposition(r)
+    assert g.o_repro_lower is None and g.delta_upper is None
+    assert "plug-in only" in g.label and "20" in g.label
+    assert "plug-in only" in g.summary()
+
+
+def test_bad_input(data):
+    with pytest.raises(ValueError, match="router_accuracy"):
+        cf.gap_decomposition(data, router_accuracy=0.9999)
+    with pytest.raises(ValueError, match="level"):
+        cf.gap_decomposition(data, level=1.5)
+    with pytest.raises(ValueError, match="one label per prompt"):
+        cf.gap_decomposition(data, clusters=np.zeros(3))
+    graded = cf.EvalResults.from_arrays(np.full((3, 2, 4), 0.5))
+    with pytest.raises(ValueError, match="graded"):
+        cf.gap_decomposition(graded)
+    one = cf.EvalResults.from_counts(np.array([[1, 0], [0, 1]]), 1)
+    with pytest.raises(ValueError, match="at least 2 draws"):
+        cf.gap_decomposition(one)
