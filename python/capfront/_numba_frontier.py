@@ -80,12 +80,16 @@ def _posthoc_row_nb(S, G, cell_cost, K, c, q):
                 q[j] = np.nan
                 continue
             num = G[l] - S[l] - k + 1
-            if num > 0:
-                r = r * (float(num) / float(G[l] - k + 1))
+            if k == 1:
+                q[j] = float(S[l]) / float(G[l])
+                r = float(num) / float(G[l])
             else:
-                r = 0.0
+                if num > 0:
+                    r = r * (float(num) / float(G[l] - k + 1))
+                else:
+                    r = 0.0
+                q[j] = 1.0 - r
             c[j] = float(k) * cell_cost[l]
-            q[j] = 1.0 - r
 
 
 @njit

@@ -286,7 +286,8 @@ def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray:
                 "(cost 1 each), or cost=<array (N, L) or (L,)> with the cost of one "
                 "generation per cell or per model"
             )
-        out = np.array(results.mean_cost, dtype=np.float64)
+        # a fresh array, already NaN where the model was not run
+        return np.asarray(results.mean_cost, dtype=np.float64)
     elif isinstance(cost, str):
         if cost != "unit":
             raise ValueError(f"cost must be None, 'unit' or an array, got {cost!r}")
@@ -374,12 +375,15 @@ def _graded_best_of_k(results: EvalResults, K: int) -> np.ndarray:
 
 
 def _binary_pass_at_k(S: np.ndarray, G: np.ndarray, K: int) -> np.ndarray:
-    """(N, L, K) unbiased pass@k by ``r_k = r_{k-1} (G-S-k+1)/(G-k+1)`` (as in
-    frontier.hpp, same float operations); NaN where ``k > G``."""
+    """(N, L, K) unbiased pass@k: ``S/G`` for ``k = 1``, then ``1 - r_k`` with
+    ``r_k = r_{k-1} (G-S-k+1)/(G-k+1)``, ``r_1 = (G-S)/G`` (as in frontier.hpp, same
+    float operations); NaN where ``k > G``."""
     out = np.full((*S.shape, K), np.nan)
-    r = np.ones(S.shape)
+    Sf, Gf = S.astype(np.float64), G.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for k in range(1, K + 1):
+        out[:, :, 0] = np.where(G >= 1, Sf / Gf, np.nan)
+        r = (Gf - Sf) / Gf
+        for k in range(2, K + 1):
             num = G - S - k + 1
             r = np.where(num > 0, r * (num.astype(np.float64)
                                        / (G - k + 1).astype(np.float64)), 0.0)
@@ -476,6 +480,12 @@ def frontier_segments(
     L = results.n_models
     fused = (posthoc and results.is_binary
              and isinstance(quality, str) and quality == "naive")
+    if not fused and not posthoc:
+        # the kernels treat a non-finite cost or quality as unavailable: no need for
+        # frontier_options' masking of both arrays
+        c, q = _cell_cost(results, cost), _cell_quality(results, quality)
+        om = np.arange(L, dtype=np.int64)
+        return hull_segments(c, q, backend=name), om, np.ones(L, dtype=np.int64)
     if not fused:
         c, q, om, ok = frontier_options(results, posthoc=posthoc, max_k=max_k,
                                         quality=quality, cost=cost)

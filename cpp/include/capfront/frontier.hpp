@@ -49,38 +49,39 @@ namespace detail {
 
 inline bool option_available(double c, double q) { return std::isfinite(c) && std::isfinite(q); }
 
-// Upper-left hull of one prompt's M options. Writes the hull's option indices (cost
-// ascending) into `hull` and returns their number (0 when no option is available).
-// `scratch` and `order` are scratch of size M.
-inline std::size_t prompt_hull(const double* c, const double* q, std::size_t M,
-                               std::pair<double, std::int64_t>* scratch,
+// Upper-left hull of one prompt's m candidate options, given compactly: option
+// idx[i] has cost c[i] and quality q[i]. Writes the hull's positions (into the compact
+// arrays, cost ascending) into `hull` and returns their number (0 when no option is
+// available). `scratch` and `order` are scratch of size m.
+inline std::size_t prompt_hull(const double* c, const double* q, const std::int64_t* idx,
+                               std::size_t m_all, std::pair<double, std::int64_t>* scratch,
                                std::int64_t* order, std::int64_t* hull) {
     // Pass 1: cheapest cost and highest quality; pass 2: the quality of the cheapest
     // option(s) and the cost of the cheapest best option. Options outside
     // [c_min, c_star] x [q_base, q_max] can never be on the hull: dropping them first
     // only saves sort work (the result is the same as without the filter).
     double c_min = INFINITY, q_max = -INFINITY;
-    for (std::size_t j = 0; j < M; ++j) {
+    for (std::size_t j = 0; j < m_all; ++j) {
         if (!option_available(c[j], q[j])) continue;
         c_min = std::min(c_min, c[j]);
         q_max = std::max(q_max, q[j]);
     }
     if (!(c_min < INFINITY)) return 0;
     double c_star = INFINITY, q_base = -INFINITY;
-    for (std::size_t j = 0; j < M; ++j) {
+    for (std::size_t j = 0; j < m_all; ++j) {
         if (!option_available(c[j], q[j])) continue;
         if (q[j] == q_max) c_star = std::min(c_star, c[j]);
         if (c[j] == c_min) q_base = std::max(q_base, q[j]);
     }
-    // (cost, index) pairs sorted lexicographically = a stable sort by cost.
-    std::pair<double, std::int64_t>* cand = scratch;
+    // (cost, option index) pairs sorted lexicographically: a stable sort by cost.
     std::size_t m = 0;
-    for (std::size_t j = 0; j < M; ++j) {
+    for (std::size_t j = 0; j < m_all; ++j) {
         if (!option_available(c[j], q[j])) continue;
-        if (c[j] <= c_star && q[j] >= q_base) cand[m++] = {c[j], static_cast<std::int64_t>(j)};
+        if (c[j] <= c_star && q[j] >= q_base)
+            scratch[m++] = {c[j], (idx[j] << 32) | static_cast<std::int64_t>(j)};
     }
-    std::sort(cand, cand + m);
-    for (std::size_t i = 0; i < m; ++i) order[i] = cand[i].second;
+    std::sort(scratch, scratch + m);
+    for (std::size_t i = 0; i < m; ++i) order[i] = scratch[i].second & 0xffffffff;
     std::size_t h = 0;
     for (std::size_t i = 0; i < m; ++i) {
         const std::int64_t o = order[i];
@@ -110,24 +111,27 @@ struct SegmentKey {
     std::size_t index;  // position in (prompt, hull position) order
 };
 
-inline bool key_before(const SegmentKey& a, const SegmentKey& b) {
-    return a.slope > b.slope || (a.slope == b.slope && a.index < b.index);
-}
+struct KeyBefore {  // a functor, so that std::sort inlines it
+    bool operator()(const SegmentKey& a, const SegmentKey& b) const {
+        return a.slope > b.slope || (a.slope == b.slope && a.index < b.index);
+    }
+};
 
-// Sorts keys by key_before: fixed chunks sorted in parallel, then merged pairwise.
-// key_before is a total order, so the result is unique whatever the chunking.
+// Sorts keys by KeyBefore: fixed chunks sorted in parallel, then merged pairwise.
+// KeyBefore is a total order, so the result is unique whatever the chunking.
 inline void sort_keys(std::vector<SegmentKey>& keys) {
     const std::size_t n = keys.size();
     constexpr std::size_t kChunks = 8;
     if (n < (std::size_t{1} << 15)) {
-        std::sort(keys.begin(), keys.end(), key_before);
+        std::sort(keys.begin(), keys.end(), KeyBefore{});
         return;
     }
     std::vector<std::size_t> bounds(kChunks + 1);
     for (std::size_t i = 0; i <= kChunks; ++i) bounds[i] = n * i / kChunks;
     parallel_blocks(kChunks, 1, [&](std::size_t b0, std::size_t b1) {
         for (std::size_t b = b0; b < b1; ++b)
-            std::sort(keys.begin() + bounds[b], keys.begin() + bounds[b + 1], key_before);
+            std::sort(keys.begin() + bounds[b], keys.begin() + bounds[b + 1],
+                          KeyBefore{});
     });
     for (std::size_t width = 1; width < kChunks; width *= 2) {
         const std::size_t n_merges = (kChunks + 2 * width - 1) / (2 * width);
@@ -138,7 +142,7 @@ inline void sort_keys(std::vector<SegmentKey>& keys) {
                 const std::size_t hi = std::min(lo + 2 * width, kChunks);
                 if (mid >= hi) continue;
                 std::inplace_merge(keys.begin() + bounds[lo], keys.begin() + bounds[mid],
-                                   keys.begin() + bounds[hi], key_before);
+                                   keys.begin() + bounds[hi], KeyBefore{});
             }
         });
     }
@@ -146,8 +150,11 @@ inline void sort_keys(std::vector<SegmentKey>& keys) {
 
 }  // namespace detail
 
-// Generic driver: fill(n, cost_row, quality_row) writes prompt n's M options.
+// Generic driver: fill(n, c, q, idx) writes prompt n's candidate options compactly
+// (at most M: option idx[i] with cost c[i], quality q[i]) and returns their number;
+// it may leave out options that can never be on the hull (dominated ones).
 // Prompts with no available option get NaN base values and no segments.
+// Option indices must fit in 31 bits (M < 2^31).
 template <class Fill>
 HullSegments hull_segments(std::size_t N, std::size_t M, Fill&& fill) {
     struct Block {
@@ -163,25 +170,25 @@ HullSegments hull_segments(std::size_t N, std::size_t M, Fill&& fill) {
     out.base_option.assign(N, -1);
     parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
         std::vector<double> c(M), q(M);
-        std::vector<std::int64_t> order(M), hull(M);
+        std::vector<std::int64_t> idx(M), order(M), hull(M);
         std::vector<std::pair<double, std::int64_t>> scratch(M);
         for (std::size_t b = b0; b < b1; ++b) {
             Block& blk = blocks[b];
             const std::size_t n1 = std::min(N, (b + 1) * kGrain);
             for (std::size_t n = b * kGrain; n < n1; ++n) {
-                fill(n, c.data(), q.data());
-                const std::size_t h =
-                    detail::prompt_hull(c.data(), q.data(), M, scratch.data(), order.data(),
-                                        hull.data());
+                const std::size_t m = fill(n, c.data(), q.data(), idx.data());
+                const std::size_t h = detail::prompt_hull(
+                    c.data(), q.data(), idx.data(), m, scratch.data(), order.data(),
+                    hull.data());
                 if (h == 0) continue;
-                out.base_option[n] = hull[0];
+                out.base_option[n] = idx[hull[0]];
                 out.base_cost[n] = c[hull[0]];
                 out.base_quality[n] = q[hull[0]];
                 for (std::size_t i = 1; i < h; ++i) {
                     const std::int64_t a = hull[i - 1], z = hull[i];
                     blk.prompt.push_back(static_cast<std::int64_t>(n));
-                    blk.from.push_back(a);
-                    blk.to.push_back(z);
+                    blk.from.push_back(idx[a]);
+                    blk.to.push_back(idx[z]);
                     blk.dcost.push_back(c[z] - c[a]);
                     blk.dq.push_back(q[z] - q[a]);
                 }
@@ -227,41 +234,57 @@ HullSegments hull_segments(std::size_t N, std::size_t M, Fill&& fill) {
 // Dense options: cost and quality shaped (N, M), row-major.
 inline HullSegments hull_segments_dense(const double* cost, const double* quality,
                                         std::size_t N, std::size_t M) {
-    return hull_segments(N, M, [&](std::size_t n, double* c, double* q) {
-        std::copy(cost + n * M, cost + (n + 1) * M, c);
-        std::copy(quality + n * M, quality + (n + 1) * M, q);
+    return hull_segments(N, M, [&](std::size_t n, double* c, double* q, std::int64_t* idx) {
+        std::size_t m = 0;
+        for (std::size_t j = 0; j < M; ++j) {
+            const double cj = cost[n * M + j], qj = quality[n * M + j];
+            if (!detail::option_available(cj, qj)) continue;
+            c[m] = cj;
+            q[m] = qj;
+            idx[m++] = static_cast<std::int64_t>(j);
+        }
+        return m;
     });
 }
 
 // Posthoc options of binary data built on the fly (no (N, L*K) arrays): option
 // j = l*K + (k-1) is "best of k draws of model l" with cost k * cell_cost[n,l] and
-// quality the unbiased pass@k = 1 - C(G-S, k) / C(G, k), by the recursion
-// r_k = r_{k-1} * (G-S-k+1) / (G-k+1), r_0 = 1 (O(K) per cell). Unavailable when
-// k > G[n,l] (so cells with G = 0 have no option) or the cell cost is not finite.
+// quality the unbiased pass@k = 1 - C(G-S, k) / C(G, k): S/G for k = 1, then
+// 1 - r_k with r_k = r_{k-1} * (G-S-k+1) / (G-k+1), r_1 = (G-S)/G (O(K) per cell).
+// Unavailable when k > G[n,l] (so cells with G = 0 have no option) or the cell cost
+// is not finite. Options past the first k with pass@k = 1 (k = G-S+1), and k > 1
+// when S = 0, are dominated by an option of the same model and are not generated.
 inline HullSegments hull_segments_posthoc(const std::int64_t* successes,
                                           const std::int64_t* n_draws,
                                           const double* cell_cost, std::size_t N,
                                           std::size_t L, std::size_t K) {
-    return hull_segments(N, L * K, [&](std::size_t n, double* c, double* q) {
+    const auto KK = static_cast<std::int64_t>(K);
+    return hull_segments(N, L * K, [&](std::size_t n, double* c, double* q,
+                                       std::int64_t* idx) {
+        std::size_t m = 0;
         for (std::size_t l = 0; l < L; ++l) {
             const std::int64_t S = successes[n * L + l], G = n_draws[n * L + l];
             const double cc = cell_cost[n * L + l];
+            if (G <= 0 || !std::isfinite(cc)) continue;
+            const std::int64_t k_last = S == 0 ? 1 : std::min({KK, G, G - S + 1});
             double r = 1.0;
-            for (std::size_t k = 1; k <= K; ++k) {
-                const std::size_t j = l * K + (k - 1);
-                const auto kk = static_cast<std::int64_t>(k);
-                if (kk > G) {
-                    c[j] = NAN;
-                    q[j] = NAN;
-                    continue;
+            for (std::int64_t k = 1; k <= k_last; ++k) {
+                const std::int64_t num = G - S - k + 1;
+                double qk;
+                if (k == 1) {
+                    qk = static_cast<double>(S) / static_cast<double>(G);
+                    r = static_cast<double>(num) / static_cast<double>(G);
+                } else {
+                    r = num > 0 ? r * (static_cast<double>(num) / static_cast<double>(G - k + 1))
+                                : 0.0;
+                    qk = 1.0 - r;
                 }
-                const std::int64_t num = G - S - kk + 1;
-                r = num > 0 ? r * (static_cast<double>(num) / static_cast<double>(G - kk + 1))
-                            : 0.0;
-                c[j] = static_cast<double>(k) * cc;
-                q[j] = 1.0 - r;
+                c[m] = static_cast<double>(k) * cc;
+                q[m] = qk;
+                idx[m++] = static_cast<std::int64_t>(l * K) + (k - 1);
             }
         }
+        return m;
     });
 }
 
