@@ -81,6 +81,7 @@ def test_counts_identical_and_sum_to_n(backend):
     ref = replicate_counts(500, 20, seed=9, backend="numpy")
     got = replicate_counts(500, 20, seed=9, backend=backend)
     np.testing.assert_array_equal(got, ref)
+    assert got.dtype == np.uint8
     assert (got.sum(axis=1) == 500).all()
     # a later block of replicates is the same as slicing a longer run
     np.testing.assert_array_equal(
@@ -119,6 +120,48 @@ def test_incomplete_data_best_single():
     assert out.replicates[0] == pytest.approx(want, abs=1e-12)
 
 
+def test_class_counts_path_has_the_bootstrap_distribution():
+    """naive_oracle (one code column) draws class counts, not prompt counts: same
+    distribution as the prompt-count path (oracle via a two-column statistic)."""
+    res = _small(seed=3, n=400)
+    B = 3000
+    a = bootstrap(res, "naive_oracle", n_resamples=B, keep_replicates=True, seed=1)
+    codes = np.rint(np.nanmax(res.p_hat, axis=1) * 8).astype(int)
+    counts = replicate_counts(res, B, seed=1)
+    b = counts @ codes / (8 * res.n_prompts)
+    assert stats.ks_2samp(a.replicates, b).pvalue > 1e-3
+    assert a.se == pytest.approx(b.std(ddof=1), rel=0.08)
+    # the class draws keep every stratum's size: constant strata give constant sums
+    one = capfront.EvalResults.from_counts(np.full((30, 2), 4), 8,
+                                           benchmark=["a"] * 10 + ["b"] * 20)
+    out = bootstrap(one, "naive_oracle", n_resamples=20, stratify="benchmark",
+                    keep_replicates=True)
+    assert (out.replicates == 0.5).all()
+
+
+@pytest.mark.parametrize(
+    ("n", "a", "b"),
+    [(0, 1, 2), (5, 0, 3), (7, 3, 3), (1, 1, 2), (40, 1, 1000), (40, 999, 1000),
+     (1000, 300, 700), (400_000, 20_000, 400_000), (12, 5, 6)],
+)
+def test_binomial_sampler(n, a, b):
+    from capfront._numba_bootstrap import binomial_ratio_nb
+    from capfront.bootstrap import _binomial_ratio_np, _uniform53
+
+    rng = np.random.default_rng(n + a)
+    us = [_uniform53(int(x), int(y)) for x, y in rng.integers(0, 2**32, (400, 2))]
+    w = np.empty(n + 2)
+    got = np.array([_binomial_ratio_np(n, a, b, u) for u in us])
+    nb = np.array([binomial_ratio_nb(n, a, b, u, w) for u in us])
+    np.testing.assert_array_equal(got, nb)
+    assert ((got >= 0) & (got <= n)).all()
+    # inversion: got is the quantile of U (up to the dropped 1e-17 tails)
+    if 0 < a < b and n > 0:
+        F = stats.binom.cdf(got, n, a / b)
+        F_below = stats.binom.cdf(got - 1, n, a / b)
+        assert ((F_below <= np.array(us) + 1e-9) & (np.array(us) <= F + 1e-9)).all()
+
+
 def test_replicate_is_statistic_of_resample():
     res = _small(n=120)
     out = bootstrap(res, "oracle_gain", n_resamples=5, seed=4, keep_replicates=True)
@@ -134,13 +177,17 @@ def test_replicate_is_statistic_of_resample():
 def test_callable_slow_path_matches_builtin():
     res = _small(n=100)
 
+    def gain(r: capfront.EvalResults) -> float:
+        return capfront.naive_oracle(r).value - capfront.best_single(r)[1]
+
+    fast = bootstrap(res, "oracle_gain", n_resamples=40, keep_replicates=True)
+    slow = bootstrap(res, gain, n_resamples=40, keep_replicates=True)
+    np.testing.assert_allclose(slow.replicates, fast.replicates, rtol=0, atol=1e-12)
+    assert slow.statistic == "gain"
+
     def oracle(r: capfront.EvalResults) -> float:
         return capfront.naive_oracle(r).value
 
-    fast = bootstrap(res, "naive_oracle", n_resamples=40, keep_replicates=True)
-    slow = bootstrap(res, oracle, n_resamples=40, keep_replicates=True)
-    np.testing.assert_allclose(slow.replicates, fast.replicates, rtol=0, atol=1e-12)
-    assert slow.statistic == "oracle"
     slow2 = bootstrap(res, oracle, n_resamples=40, keep_replicates=True, two_level=True)
     fast2 = bootstrap(res, "naive_oracle", n_resamples=40, keep_replicates=True,
                       two_level=True)

@@ -142,3 +142,98 @@ def bootstrap_two_level_sums_nb(offsets, seed_lo, seed_hi, b0, nb, successes,  #
                 if with_max:
                     out[r, 0] += best
     return out
+
+
+_CUT = 1e-17  # kBinomialCut in bootstrap.hpp
+
+
+@njit
+def uniform53_nb(w0, w1):  # noqa: ANN001
+    return (float(w0 >> 5) * 67108864.0 + float(w1 >> 6)) * (1.0 / 9007199254740992.0)
+
+
+@njit
+def binomial_ratio_nb(n, a, b, u, w):  # noqa: ANN001
+    """Bin(n, a / b) by the ratio recursion of bootstrap.hpp (w: scratch >= n + 1)."""
+    if n == 0 or a == 0:
+        return 0
+    if a == b:
+        return n
+    mode = min((n + 1) * a // b, n)
+    odds = float(a) / float(b - a)
+    # downward weights, written from the mode outwards at the end of the buffer
+    x = 1.0
+    n_down = 0
+    k = mode
+    while k > 0:
+        nxt = x * (float(k) / (float(n - k + 1) * odds))
+        if nxt < _CUT:
+            break
+        x = nxt
+        n_down += 1
+        w[n_down - 1] = x
+        k -= 1
+    # reverse in place so that w[0] is the lowest k
+    for i in range(n_down // 2):
+        tmp = w[i]
+        w[i] = w[n_down - 1 - i]
+        w[n_down - 1 - i] = tmp
+    size = n_down
+    w[size] = 1.0
+    size += 1
+    x = 1.0
+    k = mode
+    while k < n:
+        nxt = x * ((float(n - k) * odds) / float(k + 1))
+        if nxt < _CUT:
+            break
+        x = nxt
+        w[size] = x
+        size += 1
+        k += 1
+    total = 0.0
+    for i in range(size):
+        total += w[i]
+        w[i] = total
+    t = u * total
+    i = 0
+    while i + 1 < size and w[i] <= t:
+        i += 1
+    return mode - n_down + i
+
+
+@njit(parallel=True)
+def bootstrap_class_sums_nb(class_offsets, class_size, class_value, seed_lo,  # noqa: ANN001
+                            seed_hi, b0, nb):
+    n_strata = class_offsets.shape[0] - 1
+    n_classes = class_offsets[n_strata]
+    biggest = 0
+    for s in range(n_strata):
+        pop = 0
+        for c in range(class_offsets[s], class_offsets[s + 1]):
+            pop += class_size[c]
+        biggest = max(biggest, pop)
+    out = np.zeros(nb, dtype=np.int64)
+    for r in prange(nb):
+        words = np.empty(2 * n_classes + 4, dtype=np.uint32)
+        stream_words_nb(seed_lo, seed_hi, b0 + r, 2, 0, 2 * n_classes, words)
+        w = np.empty(biggest + 2)
+        total = 0
+        j = 0
+        for s in range(n_strata):
+            c0 = class_offsets[s]
+            c1 = class_offsets[s + 1]
+            pop = 0
+            for c in range(c0, c1):
+                pop += class_size[c]
+            left = pop
+            for c in range(c0, c1 - 1):
+                u = uniform53_nb(np.uint64(words[2 * j]), np.uint64(words[2 * j + 1]))
+                m = binomial_ratio_nb(left, class_size[c], pop, u, w)
+                j += 1
+                total += class_value[c] * m
+                left -= m
+                pop -= class_size[c]
+            total += class_value[c1 - 1] * left
+        out[r] = total
+    return out

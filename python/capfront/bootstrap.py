@@ -40,6 +40,16 @@ block with counter ``(j mod 2^32, b, s, j >> 32)``, ``j = w // 4``, under the ke
   inverts the ``Bin(G, p_hat)`` CDF: ``S* = #{k < G : u >= T[S, k]}`` with
   ``T[S, k] = floor(2^32 F(k; G, S / G))``.
 
+- Stream 2, statistics of one int8 column (the naive oracle with equal ``G``):
+  the replicate's sum depends only on how many draws land in each value class, a
+  multinomial drawn class by class within each stratum as conditional binomials,
+  ``M_c ~ Bin(draws left, n_c / prompts left)`` (classes in ascending value);
+  binomial ``j`` takes words ``2j, 2j+1`` as a 53-bit uniform and inverts the
+  running sums of the binomial weights built by the ratio recursion from the mode
+  (only ``+ * /`` in a fixed order: the same integer in every backend; tails below
+  ``1e-17`` of the mode's weight are dropped). ``O(classes sqrt(N))`` per
+  replicate instead of ``O(N)``.
+
 Multinomial counts (rather than Poisson weights) keep ``sum_n c_n = N`` and the
 strata sizes exact, which the percentile and BCa theory assume; counter-based
 words make replicate ``b`` computable on any thread.
@@ -73,6 +83,7 @@ from scipy import special, stats
 from . import _philox
 from ._backend import core, resolve_backend
 from ._numba_bootstrap import (
+    bootstrap_class_sums_nb,
     bootstrap_counts_nb,
     bootstrap_sums_nb,
     bootstrap_two_level_sums_nb,
@@ -99,6 +110,7 @@ BUILTIN_STATISTICS = _ORACLE_STATS + _DEBIAS_STATS + tuple(_FRONTIER_STATS)
 _FIXED_BITS = 52  # N * max|Z| <= 2^52: float64 sums of the codes stay exact
 _JACKKNIFE_GROUPS = 100
 _PROGRESS_AFTER = 1.0  # seconds
+_ROWS = 1 << 15  # prompts per chunk when building columns
 
 
 # --------------------------------------------------------------------------- result
@@ -213,13 +225,17 @@ def _counts_np(offsets: np.ndarray, seed: int, b0: int, nb: int) -> np.ndarray:
 
 def _counts(offsets: np.ndarray, seed: int, b0: int, nb: int, backend: str
             ) -> np.ndarray:
-    """Draw counts ``(nb, n)`` in stratum order."""
+    """Draw counts ``(nb, n)`` in stratum order, uint8 in every backend."""
     if backend == "cpp":
         return core().bootstrap_counts(offsets, seed, b0, nb)
     if backend == "numba":
         lo, hi = _seed_words(seed)
-        return bootstrap_counts_nb(offsets, lo, hi, b0, nb)
-    return _counts_np(offsets, seed, b0, nb)
+        counts = bootstrap_counts_nb(offsets, lo, hi, b0, nb)
+    else:
+        counts = _counts_np(offsets, seed, b0, nb)
+    if counts.size and counts.max() > 255:  # probability < 1/256! per prompt
+        raise OverflowError("bootstrap: a prompt was drawn over 255 times")
+    return counts.astype(np.uint8)
 
 
 def _sums_np(offsets: np.ndarray, seed: int, b0: int, nb: int, z8: np.ndarray,
@@ -308,6 +324,85 @@ def _two_level_sums(offsets: np.ndarray, seed: int, b0: int, nb: int, S_ord: np.
         return bootstrap_two_level_sums_nb(offsets, lo, hi, b0, nb, S_ord, T,
                                            with_max, with_cells)
     return _two_level_sums_np(offsets, seed, b0, nb, S_ord, T, with_max, with_cells)
+
+
+_BINOMIAL_CUT = 1e-17  # kBinomialCut in bootstrap.hpp
+
+
+def _uniform53(w0: int, w1: int) -> float:
+    return (float(w0 >> 5) * 67108864.0 + float(w1 >> 6)) * (1.0 / 9007199254740992.0)
+
+
+def _binomial_ratio_np(n: int, a: int, b: int, u: float) -> int:
+    """Bin(n, a / b): weights relative to the mode by the ratio recursion (running
+    products), inversion of their running sums; the same operations, in the same
+    order, as ``binomial_ratio`` in bootstrap.hpp."""
+    if n == 0 or a == 0:
+        return 0
+    if a == b:
+        return n
+    mode = min((n + 1) * a // b, n)
+    odds = a / (b - a)
+    span = int(50.0 * math.sqrt(n * (a / b) * (1.0 - a / b))) + 100
+    k = np.arange(mode, max(0, mode - span), -1, dtype=np.int64)
+    down = np.cumprod(k.astype(np.float64) / ((n - k + 1).astype(np.float64) * odds))
+    cut = np.flatnonzero(down < _BINOMIAL_CUT)
+    down = down[: cut[0] if cut.size else down.size]
+    k = np.arange(mode, min(n, mode + span), dtype=np.int64)
+    up = np.cumprod(((n - k).astype(np.float64) * odds) / (k + 1).astype(np.float64))
+    cut = np.flatnonzero(up < _BINOMIAL_CUT)
+    up = up[: cut[0] if cut.size else up.size]
+    W = np.cumsum(np.concatenate([down[::-1], [1.0], up]))
+    i = min(int(np.searchsorted(W, u * W[-1], side="right")), W.size - 1)
+    return mode - down.size + i
+
+
+def _class_sums_np(class_offsets: np.ndarray, class_size: np.ndarray,
+                   class_value: np.ndarray, seed: int, b0: int, nb: int) -> np.ndarray:
+    n_classes = int(class_offsets[-1])
+    out = np.zeros(nb, dtype=np.int64)
+    for r in range(nb):
+        words = _philox.stream_words(seed, b0 + r, 2, 0, 2 * n_classes)
+        total = j = 0
+        for s in range(class_offsets.size - 1):
+            c0, c1 = int(class_offsets[s]), int(class_offsets[s + 1])
+            pop = int(class_size[c0:c1].sum())
+            left = pop
+            for c in range(c0, c1 - 1):
+                u = _uniform53(int(words[2 * j]), int(words[2 * j + 1]))
+                m = _binomial_ratio_np(left, int(class_size[c]), pop, u)
+                j += 1
+                total += int(class_value[c]) * m
+                left -= m
+                pop -= int(class_size[c])
+            total += int(class_value[c1 - 1]) * left
+        out[r] = total
+    return out
+
+
+def _class_sums(classes: tuple[np.ndarray, np.ndarray, np.ndarray], seed: int, b0: int,
+                nb: int, backend: str) -> np.ndarray:
+    """Sum of the one code column per replicate from multinomial class counts."""
+    offsets, size, value = classes
+    if backend == "cpp":
+        return core().bootstrap_class_sums(offsets, size, value, seed, b0, nb)
+    if backend == "numba":
+        lo, hi = _seed_words(seed)
+        return bootstrap_class_sums_nb(offsets, size, value, lo, hi, b0, nb)
+    return _class_sums_np(offsets, size, value, seed, b0, nb)
+
+
+def _class_tables(z: np.ndarray, offsets: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per stratum, the distinct codes (ascending) and their prompt counts."""
+    sizes, values, class_offsets = [], [], [0]
+    for s in range(offsets.size - 1):
+        v, c = np.unique(z[offsets[s] : offsets[s + 1]], return_counts=True)
+        values.append(v.astype(np.int64))
+        sizes.append(c.astype(np.int64))
+        class_offsets.append(class_offsets[-1] + v.size)
+    return (np.asarray(class_offsets, dtype=np.int64), np.concatenate(sizes),
+            np.concatenate(values))
 
 
 # --------------------------------------------------------------------------- plans
@@ -415,12 +510,20 @@ class _Columns:
 
 
 def _common_draws(results: EvalResults) -> int | None:
-    """G when every observed cell has the same number of draws, else None."""
-    g = results.n_draws[results.observed]
-    return int(g[0]) if g.size and (g == g[0]).all() else None
-
-
-_ROWS = 1 << 15
+    """G when every observed cell has the same number of draws, else None (row
+    chunks: no (N, L) temporaries)."""
+    G_all = results.n_draws
+    common = None
+    for r0 in range(0, G_all.shape[0], _ROWS):
+        G = G_all[r0 : r0 + _ROWS]
+        seen = G[G > 0]
+        if seen.size == 0:
+            continue
+        lo, hi = int(seen.min()), int(seen.max())
+        if lo != hi or (common is not None and lo != common):
+            return None
+        common = lo
+    return common
 
 
 def _oracle_plan(results: EvalResults, name: str, strata: _Strata) -> _Linear:
@@ -703,9 +806,17 @@ def _linear_replicates(plan: _Linear, strata: _Strata, seed: int, B: int,
         S = tl["S_ord"]
         scale = np.full((1 if tl["with_max"] else 0) + (
             S.shape[1] if tl["with_cells"] else 0), 1.0 / tl["g"])
+    classes = None
+    if tl is None and plan.z8.shape[0] == 1 and plan.z64.shape[0] == 0:
+        # One code column: multinomial class counts, O(classes sqrt(N)) per replicate.
+        classes = _class_tables(plan.z8[0], strata.offsets)
+        chunk = max(chunk, 1024 if backend != "numpy" else 16)
     for b0 in range(0, B, chunk):
         nb = min(chunk, B - b0)
-        if tl is None:
+        if classes is not None:
+            sums = _class_sums(classes, seed, b0, nb, backend)[:, None]
+            means = sums * (plan.scale / n)
+        elif tl is None:
             sums = _sums(strata.offsets, seed, b0, nb, plan.z8, plan.z64, backend)
             means = sums * (plan.scale / n)
         else:
@@ -792,14 +903,16 @@ def _linear_acceleration(plan: _Linear, n: int) -> float:
     w64 = grad[K8:] * plan.scale[K8:]
     s2 = s3 = 0.0
     shift = float(grad @ m)
+    # Plain ufunc reductions, not BLAS: small products, and BLAS threads spin.
     for r0 in range(0, n, _ROWS):
         u = np.full(min(_ROWS, n - r0), -shift)
-        if K8:
-            u += w8 @ plan.z8[:, r0 : r0 + _ROWS].astype(np.float64)
-        if K64:
-            u += w64 @ plan.z64[:, r0 : r0 + _ROWS].astype(np.float64)
-        s2 += float(u @ u)
-        s3 += float((u * u) @ u)
+        for k in range(K8):
+            u += w8[k] * plan.z8[k, r0 : r0 + _ROWS]
+        for k in range(K64):
+            u += w64[k] * plan.z64[k, r0 : r0 + _ROWS].astype(np.float64)
+        u2 = u * u
+        s2 += float(u2.sum())
+        s3 += float((u2 * u).sum())
     return 0.0 if s2 <= 0 else s3 / (6.0 * s2**1.5)
 
 
@@ -1020,7 +1133,7 @@ def replicate_counts(
     start: int = 0,
     backend: str | None = None,
 ) -> np.ndarray:
-    """Draw counts ``(n_resamples, N)`` (uint8 or int64) of replicates ``start ..
+    """Draw counts ``(n_resamples, N)`` (uint8) of replicates ``start ..
     start + n_resamples - 1``, prompts in their original order: exactly the
     resamples :func:`bootstrap` uses for the same ``seed`` and ``stratify``.
     ``results`` may be a prompt count (no strata). Holds ``n_resamples x N``

@@ -290,4 +290,117 @@ inline void bootstrap_two_level_sums(const Strata& st, std::uint64_t seed, std::
     });
 }
 
+// ---------------------------------------------------------------------------
+// One int8 column: class counts instead of prompt counts.
+//
+// The sum of a single coded column over a resample depends only on how many
+// draws land in each value class (p_hat = S / G has G + 1 classes), and those
+// counts are multinomial. They are drawn as conditional binomials, class by
+// class within each stratum: M_c ~ Bin(draws left, n_c / prompts left). Cost per
+// replicate: O(classes * sqrt(N)) instead of O(N).
+//
+// Binomial sampler (identical in C++, Numba and NumPy): weights w_k relative to
+// the mode m = floor((n + 1) a / b) (p = a / b) by the ratio recursion
+// w_{k+1} = w_k ((n - k) odds) / (k + 1) upward and w_{k-1} = w_k k / ((n - k + 1)
+// odds) downward (odds = a / (b - a)), each side stopping before the first
+// weight below kBinomialCut; then inversion of the running sums W with a 53-bit
+// uniform U: the smallest k with W_k > U W_total. Only +, *, / and comparisons
+// on doubles, in a fixed order, so every backend gives the same integer; the
+// dropped tails weigh < 1e-17 relative to the mode.
+// Binomial j of replicate b uses words 2j, 2j+1 of Philox stream (seed, b, 2).
+
+constexpr double kBinomialCut = 1e-17;
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define CAPFRONT_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define CAPFRONT_NO_CONTRACT
+#endif
+
+// U in [0, 1) from two words: (w0 >> 5) 2^26 + (w1 >> 6), over 2^53.
+inline double uniform53(std::uint32_t w0, std::uint32_t w1) {
+    return (static_cast<double>(w0 >> 5) * 67108864.0 + static_cast<double>(w1 >> 6)) *
+           (1.0 / 9007199254740992.0);
+}
+
+// Bin(n, a / b) for 0 <= a <= b, b >= 1, by the recursion above.
+CAPFRONT_NO_CONTRACT inline std::int64_t binomial_ratio(std::int64_t n, std::int64_t a,
+                                                        std::int64_t b, double u,
+                                                        std::vector<double>& w) {
+    if (n == 0 || a == 0) return 0;
+    if (a == b) return n;
+    const std::int64_t m = static_cast<std::int64_t>(
+        (static_cast<unsigned __int128>(n + 1) * static_cast<std::uint64_t>(a)) /
+        static_cast<std::uint64_t>(b));
+    const std::int64_t mode = std::min(m, n);
+    const double odds = static_cast<double>(a) / static_cast<double>(b - a);
+    // downward weights (stored from the mode outwards), then upward
+    w.clear();
+    double x = 1.0;
+    std::int64_t lo = mode;
+    for (std::int64_t k = mode; k > 0; --k) {
+        const double next =
+            x * (static_cast<double>(k) / (static_cast<double>(n - k + 1) * odds));
+        if (next < kBinomialCut) break;
+        x = next;
+        w.push_back(x);
+        lo = k - 1;
+    }
+    std::reverse(w.begin(), w.end());
+    w.push_back(1.0);
+    x = 1.0;
+    for (std::int64_t k = mode; k < n; ++k) {
+        const double next =
+            x * ((static_cast<double>(n - k) * odds) / static_cast<double>(k + 1));
+        if (next < kBinomialCut) break;
+        x = next;
+        w.push_back(x);
+    }
+    double total = 0.0;
+    for (double& v : w) {
+        total += v;
+        v = total;
+    }
+    const double t = u * total;
+    std::size_t k = 0;
+    while (k + 1 < w.size() && w[k] <= t) ++k;
+    return lo + static_cast<std::int64_t>(k);
+}
+
+// Class tables: stratum s owns classes class_offsets[s] .. class_offsets[s+1]-1
+// (non-empty, in ascending code order), with class_size prompts of value
+// class_value. sums[r] = sum over classes of value * draws of replicate b0 + r.
+inline void bootstrap_class_sums(const std::int64_t* class_offsets, std::size_t n_strata,
+                                 const std::int64_t* class_size,
+                                 const std::int64_t* class_value, std::uint64_t seed,
+                                 std::uint64_t b0, std::size_t nb, std::int64_t* sums) {
+    const std::size_t n_classes = static_cast<std::size_t>(class_offsets[n_strata]);
+    parallel_blocks(nb, 1, [&](std::size_t r0, std::size_t r1) {
+        std::vector<std::uint32_t> words(2 * n_classes + 4);
+        std::vector<double> w;
+        for (std::size_t r = r0; r < r1; ++r) {
+            philox_stream_words(seed, static_cast<std::uint32_t>(b0 + r), 2, 0,
+                                2 * n_classes, words.data());
+            std::int64_t total = 0;
+            std::size_t j = 0;  // binomial index
+            for (std::size_t s = 0; s < n_strata; ++s) {
+                const std::int64_t c0 = class_offsets[s], c1 = class_offsets[s + 1];
+                std::int64_t pop = 0;
+                for (std::int64_t c = c0; c < c1; ++c) pop += class_size[c];
+                std::int64_t left = pop;
+                for (std::int64_t c = c0; c + 1 < c1; ++c) {
+                    const double u = uniform53(words[2 * j], words[2 * j + 1]);
+                    const std::int64_t m = binomial_ratio(left, class_size[c], pop, u, w);
+                    ++j;
+                    total += class_value[c] * m;
+                    left -= m;
+                    pop -= class_size[c];
+                }
+                total += class_value[c1 - 1] * left;
+            }
+            sums[r] = total;
+        }
+    });
+}
+
 }  // namespace capfront
