@@ -83,6 +83,14 @@ def bootstrap_sums(
 def bootstrap_counts(
     offsets: npt.NDArray[np.int64], seed: int, b0: int, n_replicates: int
 ) -> npt.NDArray[np.uint8]: ...
+def bootstrap_class_sums(
+    class_offsets: npt.NDArray[np.int64],
+    class_size: npt.NDArray[np.int64],
+    class_value: npt.NDArray[np.int64],
+    seed: int,
+    b0: int,
+    n_replicates: int,
+) -> npt.NDArray[np.int64]: ...
 def bootstrap_two_level_sums(
     offsets: npt.NDArray[np.int64],
     seed: int,
