@@ -278,7 +278,6 @@ def hull_segments(
 def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray:
     """Mean cost of one generation per cell (N, L); NaN where unavailable."""
     N, L = results.n_prompts, results.n_models
-    obs = results.observed
     if cost is None:
         if not results.has_cost:
             raise ValueError(
@@ -286,8 +285,9 @@ def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray:
                 "(cost 1 each), or cost=<array (N, L) or (L,)> with the cost of one "
                 "generation per cell or per model"
             )
-        # a fresh array, already NaN where the model was not run
-        return np.asarray(results.mean_cost, dtype=np.float64)
+        # = results.mean_cost in one pass: 0 / 0 = NaN where the model was not run
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return results.stats.cost_sum / results.n_draws
     elif isinstance(cost, str):
         if cost != "unit":
             raise ValueError(f"cost must be None, 'unit' or an array, got {cost!r}")
@@ -303,14 +303,16 @@ def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray:
         if (arr < 0).any():
             raise ValueError("cost must be >= 0 (NaN marks an unavailable cell)")
         out = np.array(arr)
-    out[~obs] = np.nan
+    out[~results.observed] = np.nan
     return out
 
 
 def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
     """Per-cell single-generation quality (N, L); NaN where not run."""
     if isinstance(quality, str) and quality == "naive":
-        return results.p_hat
+        # = results.p_hat in one pass: 0 / 0 = NaN where the model was not run
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return results.successes / results.n_draws
     if not isinstance(quality, str):
         arr = np.array(quality, dtype=np.float64)
         if arr.shape != (results.n_prompts, results.n_models):
