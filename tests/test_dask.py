@@ -145,3 +145,43 @@ def test_chunked_read_rejects_bad_values(tmp_path):
     frame.to_csv(path, index=False)
     with pytest.raises(ValueError, match=r"bad.csv.*\[0, 1\]"):
         cf.read(path, chunk_rows=2)
+
+
+@pytest.mark.parametrize("statistic", ["naive_oracle", "oracle_gain", "best_single"])
+def test_dask_bootstrap_independent_of_partitioning(simulated, statistic):
+    frame = long_table(simulated).drop(columns=["cost", "topic"])
+    runs = [
+        cfd.bootstrap(
+            dd.from_pandas(frame, npartitions=k),
+            statistic,
+            n_resamples=300,
+            seed=5,
+            scheduler="threads",
+        )
+        for k in (1, 3, 7)
+    ]
+    for other in runs[1:]:
+        np.testing.assert_array_equal(other.replicates, runs[0].replicates)
+        assert other.estimate == runs[0].estimate
+    single = cf.bootstrap(simulated, statistic, n_resamples=300, seed=5)
+    assert runs[0].estimate == pytest.approx(single.estimate, abs=1e-12)
+    # different weights (Poisson vs multinomial): agree within Monte Carlo error
+    assert runs[0].se == pytest.approx(single.se, rel=0.25)
+    assert runs[0].ci[0] == pytest.approx(single.ci[0], abs=2 * single.se)
+    assert runs[0].ci[1] == pytest.approx(single.ci[1], abs=2 * single.se)
+
+
+def test_dask_bootstrap_bad_input(simulated):
+    frame = long_table(simulated)
+    ddf = dd.from_pandas(frame, npartitions=2)
+    with pytest.raises(ValueError, match="unknown statistic"):
+        cfd.bootstrap(ddf, "aiq", scheduler="threads")
+    with pytest.raises(ValueError, match="dask DataFrame"):
+        cfd.bootstrap(frame, scheduler="threads")
+    with pytest.raises(ValueError, match="unknown column"):
+        cfd.bootstrap(ddf, model="nope", scheduler="threads")
+    ragged = dd.from_pandas(
+        frame[frame.generation < 3 + (frame.prompt_id % 2)], npartitions=2
+    )
+    with pytest.raises(ValueError, match="same number of generations"):
+        cfd.bootstrap(ragged, scheduler="threads", n_resamples=10)

@@ -13,6 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ._jit import njit, prange
+from ._numba_bootstrap import stream_words_nb, uniform53_nb
+from ._philox import philox_key
 from .io import results_from_chunks, stats_from_frame
 from .results import EvalResults
 from .suffstats import SufficientStats, sufficient_stats
@@ -76,4 +79,200 @@ def from_dask(
         return EvalResults.from_stats(stats)
     raise ValueError(
         f"expected a dask DataFrame or dask Array, got {type(data).__name__}"
+    )
+
+
+# ---------------------------------------------------------------- Poisson bootstrap
+_POISSON_STREAM = 7  # Philox stream id of the distributed Poisson weights
+DASK_STATISTICS = ("naive_oracle", "best_single", "oracle_gain")
+
+
+@njit
+def _poisson1(u):  # noqa: ANN001
+    """Poisson(1) by inversion of a uniform."""
+    k = 0
+    p = 0.36787944117144233  # e^-1
+    cdf = p
+    while u >= cdf and k < 30:
+        k += 1
+        p /= k
+        cdf += p
+    return k
+
+
+@njit(parallel=True)
+def _poisson_sums(keys, values, seed_lo, seed_hi, n_resamples):  # noqa: ANN001
+    """out[b, :K] = sum_n w_bn values[n], out[b, K] = sum_n w_bn, with
+    w_bn ~ Poisson(1) from Philox counter (key_n mod 2^32, b, stream, key_n >> 32):
+    a function of (seed, replicate, prompt) only. Exact integer sums."""
+    n, K = values.shape
+    out = np.zeros((n_resamples, K + 1), np.int64)
+    for b in prange(n_resamples):
+        words = np.empty(4, np.uint32)
+        for i in range(n):
+            stream_words_nb(seed_lo, seed_hi, b, _POISSON_STREAM, 4 * keys[i], 4, words)
+            w = _poisson1(uniform53_nb(words[0], words[1]))
+            if w:
+                for j in range(K):
+                    out[b, j] += w * values[i, j]
+                out[b, K] += w
+    return out
+
+
+def prompt_keys(prompts: np.ndarray) -> np.ndarray:
+    """Stable 62-bit keys of prompt labels (SipHash of the label's text)."""
+    import pandas as pd
+
+    text = np.asarray([str(p) for p in prompts], dtype=object)
+    return (pd.util.hash_array(text) >> np.uint64(2)).astype(np.int64)
+
+
+def _statistic_columns(
+    stats: SufficientStats, models: np.ndarray, statistic: str
+) -> tuple[np.ndarray, int]:
+    """Integer per-prompt columns of a decomposable statistic, and the common G."""
+    order = {str(m): i for i, m in enumerate(stats.models)}
+    missing = [m for m in models if str(m) not in order]
+    if missing:
+        raise ValueError(
+            f"model(s) {missing[:3]} have no rows in some partition's "
+            "prompts: the bootstrap needs every model on every prompt"
+        )
+    idx = np.array([order[str(m)] for m in models])
+    S = stats.successes[:, idx]
+    G = stats.n_draws[:, idx]
+    if (G == 0).any():
+        raise ValueError("the bootstrap needs every model run on every prompt")
+    if stats.flags.get("nonbinary_scores", 0):
+        raise ValueError("capfront.dask.bootstrap needs binary scores")
+    if (G != G.flat[0]).any():
+        raise ValueError(
+            "capfront.dask.bootstrap needs the same number of generations in every cell"
+        )
+    S = S.astype(np.int64)
+    best = S.max(axis=1, keepdims=True)
+    if statistic == "naive_oracle":
+        cols = best
+    elif statistic == "best_single":
+        cols = S
+    else:
+        cols = np.concatenate([best, S], axis=1)
+    return np.ascontiguousarray(cols), int(G.flat[0])
+
+
+def _finalize(sums: np.ndarray, statistic: str, G: int) -> np.ndarray:
+    """Statistic per replicate from the weighted column sums (last column: weight)."""
+    means = sums[:, :-1] / (sums[:, -1:] * G)
+    if statistic == "naive_oracle":
+        return means[:, 0]
+    if statistic == "best_single":
+        return means.max(axis=1)
+    return means[:, 0] - means[:, 1:].max(axis=1)
+
+
+def _partition_sums(frame, models, statistic, seed, n_resamples, columns):  # noqa: ANN001
+    if len(frame) == 0:
+        return np.zeros((n_resamples, 0), np.int64), None, 0, 0
+    stats, _ = stats_from_frame(frame, **columns)
+    cols, G = _statistic_columns(stats, models, statistic)
+    seed_lo, seed_hi = philox_key(seed)
+    sums = _poisson_sums(
+        prompt_keys(stats.prompts), cols, seed_lo, seed_hi, n_resamples
+    )
+    return sums, cols.sum(axis=0), len(cols), G
+
+
+class DaskBootstrapResult:
+    """Poisson-bootstrap percentile interval of a statistic of distributed data."""
+
+    def __init__(
+        self, statistic: str, estimate: float, replicates: np.ndarray, level: float
+    ) -> None:
+        self.statistic = statistic
+        self.estimate = estimate
+        self.replicates = replicates
+        self.level = level
+        alpha = (1.0 - level) / 2.0
+        self.ci = (
+            float(np.quantile(replicates, alpha)),
+            float(np.quantile(replicates, 1.0 - alpha)),
+        )
+        self.se = float(np.std(replicates, ddof=1))
+
+    def __repr__(self) -> str:
+        return (
+            f"DaskBootstrapResult({self.statistic}: {self.estimate:.4f}, "
+            f"{self.level:.0%} CI [{self.ci[0]:.4f}, {self.ci[1]:.4f}])"
+        )
+
+
+def bootstrap(
+    frame: Any,
+    statistic: str = "naive_oracle",
+    *,
+    n_resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+    scheduler: Any = None,
+    **columns: Any,
+) -> DaskBootstrapResult:
+    """Prompt bootstrap of a long table that stays distributed.
+
+    Each prompt gets a Poisson(1) weight per replicate from the counter-based
+    Philox4x32-10 stream keyed by ``(seed, replicate, hash of the prompt label)``,
+    so the replicates do not depend on how the table is partitioned (the table is
+    first shuffled so that each prompt's rows share a partition). Each partition
+    returns only its ``(n_resamples, K)`` exact integer weighted sums; the statistic
+    of replicate ``b`` is ``finalize(sum_n w_bn v_n / sum_n w_bn)`` (Poisson
+    bootstrap, Hanley & MacGibbon 2006). Statistics: ``"naive_oracle"``
+    (``v_n = max_l p_hat``), ``"best_single"`` (``max_l`` of the weighted model
+    accuracies) and ``"oracle_gain"`` (their difference). Binary scores with the
+    same ``G`` in every cell. Interval: percentile.
+    """
+    if statistic not in DASK_STATISTICS:
+        raise ValueError(
+            f"unknown statistic {statistic!r}; capfront.dask.bootstrap "
+            f"supports {', '.join(DASK_STATISTICS)}"
+        )
+    if not isinstance(data := frame, dd.DataFrame):
+        raise ValueError(f"expected a dask DataFrame, got {type(data).__name__}")
+    if int(n_resamples) < 2:
+        raise ValueError("n_resamples must be >= 2")
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must lie in (0, 1)")
+    prompt = columns.get("prompt", "prompt_id")
+    model = columns.get("model", "model")
+    for col in (prompt, model):
+        if col not in frame.columns:
+            raise ValueError(
+                f"unknown column {col!r}; the table has columns "
+                f"{list(map(str, frame.columns))}"
+            )
+    models = np.asarray(
+        sorted(map(str, frame[model].unique().compute(scheduler=scheduler))),
+        dtype=object,
+    )
+    grouped = frame.shuffle(on=prompt)
+    tasks = [
+        dask.delayed(_partition_sums)(
+            part, models, statistic, int(seed), int(n_resamples), columns
+        )
+        for part in grouped.to_delayed()
+    ]
+    parts = [p for p in dask.compute(*tasks, scheduler=scheduler) if p[2] > 0]
+    if not parts:
+        raise ValueError("the table has no rows")
+    draws = {p[3] for p in parts}
+    if len(draws) > 1:
+        raise ValueError(
+            "capfront.dask.bootstrap needs the same number of generations in every cell"
+        )
+    G = draws.pop()
+    sums = np.sum([p[0] for p in parts], axis=0)
+    totals = np.sum([p[1] for p in parts], axis=0)
+    n = sum(p[2] for p in parts)
+    full = np.concatenate([totals, [n]])[None, :]
+    estimate = float(_finalize(full, statistic, G)[0])
+    return DaskBootstrapResult(
+        statistic, estimate, _finalize(sums, statistic, G), float(level)
     )
