@@ -1,0 +1,107 @@
+"""Out-of-core and Dask reduction throughput (issue 8).
+
+A long table (prompt, model, generation, score) is written to Parquet in row groups,
+then reduced by ``capfront.read(path, chunk_rows=...)`` (streaming) and by
+``capfront.dask.from_dask`` (2 partitions per core), against the in-memory
+``capfront.read(path)``. Peak memory is measured in a child process (ru_maxrss).
+Default size is tiny (CI); ``CAPFRONT_BENCH_LARGE=1`` for the reported numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import capfront as cf
+
+LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
+N, L, G = (200_000, 33, 20) if LARGE else (2_000, 8, 5)
+ROW_GROUP = 2_000_000
+
+
+@pytest.fixture(scope="module")
+def parquet_table(tmp_path_factory):
+    path = tmp_path_factory.mktemp("ooc") / "long.parquet"
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.05, 0.95, size=(N, L))
+    prompts_per_group = max(1, ROW_GROUP // (L * G))
+    with pq.ParquetWriter(
+        path,
+        pa.schema(
+            [
+                ("prompt_id", pa.int32()),
+                ("model", pa.string()),
+                ("generation", pa.int8()),
+                ("score", pa.uint8()),
+            ]
+        ),
+    ) as writer:
+        for start in range(0, N, prompts_per_group):
+            stop = min(N, start + prompts_per_group)
+            n, l, g = np.indices((stop - start, L, G)).reshape(3, -1)
+            score = (rng.random(n.size) < p[start + n, l]).astype(np.uint8)
+            writer.write_table(
+                pa.table(
+                    {
+                        "prompt_id": (start + n).astype(np.int32),
+                        "model": pa.array(np.array([f"m{i}" for i in range(L)])[l]),
+                        "generation": g.astype(np.int8),
+                        "score": score,
+                    }
+                )
+            )
+    return path
+
+
+def _child_peak_mb(code: str) -> dict:
+    """Run code in a fresh interpreter; report its result and peak RSS."""
+    script = textwrap.dedent(code) + textwrap.dedent("""
+        import resource, json, time
+        print(json.dumps({"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+                          / 1024, **out}))
+    """)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# dask's read_parquet calls a pandas API that pandas 3 deprecates (not our code)
+@pytest.mark.filterwarnings("ignore:The inplace keyword:DeprecationWarning")
+@pytest.mark.filterwarnings("ignore::pandas.errors.Pandas4Warning")
+@pytest.mark.parametrize("mode", ["in_memory", "chunked", "dask"])
+def test_reduce_parquet(benchmark, parquet_table, mode):
+    benchmark.group = "out-of-core reduction"
+    rows = N * L * G
+    if mode == "in_memory":
+        run = lambda: cf.read(parquet_table)  # noqa: E731
+    elif mode == "chunked":
+        run = lambda: cf.read(parquet_table, chunk_rows=ROW_GROUP)  # noqa: E731
+    else:
+        dd = pytest.importorskip("dask.dataframe")
+        import capfront.dask as cfd
+
+        ddf = dd.read_parquet(parquet_table, split_row_groups=True)
+        run = lambda: cfd.from_dask(ddf, scheduler="threads")  # noqa: E731
+    res = benchmark.pedantic(run, rounds=1, iterations=1)
+    assert res.n_prompts == N and res.n_models == L
+    assert (res.n_draws == G).all()
+    if benchmark.stats is not None:
+        benchmark.extra_info["rows_per_s"] = rows / benchmark.stats.stats.min
+    if mode == "chunked":
+        child = _child_peak_mb(f"""
+            import capfront as cf, time
+            t = time.perf_counter()
+            r = cf.read({str(parquet_table)!r}, chunk_rows={ROW_GROUP})
+            out = {{"seconds": time.perf_counter() - t, "rows": {rows}}}
+        """)
+        benchmark.extra_info.update(child)
+        print(f"\nchunked read: {child}")
