@@ -26,17 +26,23 @@ namespace capfront {
 // Ratios of consecutive binomial coefficients for one G, shared by every cell with
 // that G: up[k] = C(G, k+1) / C(G, k) = (G-k)/(k+1), down[k] = C(G, k-1) / C(G, k)
 // = k/(G-k+1). With them the CDF recursion below needs no division.
+// padded_up/padded_down hold the same values at offset G + 1, with zeros on
+// [-(G+1), 0) and (G, 2G+1]: chains that run past either end then just write zeros.
 struct BinomialFactors {
     std::int64_t G = -1;
-    std::vector<double> up, down;
+    std::vector<double> up, down, padded_up, padded_down;
     void set(std::int64_t g) {
         if (g == G) return;
         G = g;
         up.resize(g + 1);
         down.resize(g + 1);
+        padded_up.assign(3 * (g + 1) + 1, 0.0);
+        padded_down.assign(3 * (g + 1) + 1, 0.0);
         for (std::int64_t k = 0; k <= g; ++k) {
             up[k] = static_cast<double>(g - k) / static_cast<double>(k + 1);
             down[k] = static_cast<double>(k) / static_cast<double>(g - k + 1);
+            padded_up[k + g + 1] = up[k];
+            padded_down[k + g + 1] = down[k];
         }
     }
 };
@@ -59,6 +65,39 @@ inline void binomial_masses(std::int64_t G, double p, const double* up,
 }
 
 }  // namespace detail
+
+// prod[k] *= F(k; G, p) for k = 0..G-1, F the Bin(G, p) CDF, with exactly the
+// arithmetic of binomial_cdf (same results, bit for bit), but branch-free: both
+// chains run G steps from the mode into the zero padding, so no loop bound depends
+// on p (no mispredicted exits) and the two chains overlap. buf has 3 (G+1) + 1
+// entries; factors must be set for G.
+inline void multiply_binomial_cdf(std::int64_t G, double p, const BinomialFactors& f,
+                                  double* buf, double* prod) {
+    if (!(p > 0.0)) return;  // F = 1
+    if (!(p < 1.0)) {         // F(k) = 0 for k < G
+        for (std::int64_t k = 0; k < G; ++k) prod[k] *= 0.0;
+        return;
+    }
+    const std::int64_t off = G + 1;
+    const double* up = f.padded_up.data() + off;
+    const double* down = f.padded_down.data() + off;
+    double* pmf = buf + off;
+    std::int64_t m = static_cast<std::int64_t>(static_cast<double>(G + 1) * p);
+    m = std::min(std::max<std::int64_t>(m, 0), G);
+    const double r = p / (1.0 - p);
+    const double rinv = (1.0 - p) / p;
+    pmf[m] = 1.0;
+    double a = 1.0, b = 1.0;
+    for (std::int64_t d = 0; d < G; ++d) {
+        a = a * (up[m + d] * r);
+        pmf[m + d + 1] = a;
+        b = b * (down[m - d] * rinv);
+        pmf[m - d - 1] = b;
+    }
+    for (std::int64_t k = 1; k <= G; ++k) pmf[k] += pmf[k - 1];
+    const double inv = 1.0 / pmf[G];
+    for (std::int64_t k = 0; k < G; ++k) prod[k] *= std::min(pmf[k] * inv, 1.0);
+}
 
 // Writes the Bin(G, p) CDF F[0..G] into cdf (size G + 1); factors, if given, must
 // be set for G (they only save the divisions; results are identical).
@@ -132,13 +171,12 @@ inline double expected_max_binomial_row(const double* p, const std::int64_t* n_d
     }
     if (present == 0) return std::numeric_limits<double>::quiet_NaN();
     if (equal) {
-        scratch.resize(G + 1);
+        scratch.resize(3 * (G + 1) + 1);
         prod.assign(G, 1.0);  // prod[k-1] = prod_l F_l(k-1)
         factors.set(G);
         for (std::size_t l = 0; l < L; ++l) {
             if (n_draws[l] <= 0) continue;
-            binomial_cdf(G, p[l], scratch.data(), &factors);
-            for (std::int64_t k = 0; k < G; ++k) prod[k] *= scratch[k];
+            multiply_binomial_cdf(G, p[l], factors, scratch.data(), prod.data());
         }
         double s = 0.0;
         for (std::int64_t k = 0; k < G; ++k) s += 1.0 - prod[k];
