@@ -44,6 +44,9 @@ def _common_report_args(p: argparse.ArgumentParser) -> None:
                    help="bootstrap resamples for the intervals (default 1000)")
     p.add_argument("--level", type=float, default=0.95,
                    help="confidence level of the intervals (default 0.95)")
+    p.add_argument("--audit-sims", type=int, default=20, metavar="S",
+                   help="simulated data sets for the audit that picks the debiasing "
+                        "method (default 20; 0 skips the audit)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -149,7 +152,7 @@ def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -
 
         rep = build_report(loaded.results, source=source, seed=args.seed,
                            n_resamples=args.resamples, level=args.level,
-                           on_step=on_step)
+                           audit_sims=args.audit_sims, on_step=on_step)
     written = rep.save(args.out) if args.out else []
     if args.json:
         sys.stdout.write(rep.to_json() + "\n")
@@ -157,6 +160,8 @@ def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -
         from rich.console import Console
 
         console = Console()
+        if not console.is_terminal:
+            console = Console(width=110)  # files and pipes: wide enough for tables
         rep.print(console)
         for path in written:
             console.print(f"wrote {path}", highlight=False)

@@ -173,6 +173,7 @@ def build_report(
     seed: int = 0,
     n_resamples: int = 1000,
     level: float = 0.95,
+    audit_sims: int = 20,
     on_step: Callable[[str], None] | None = None,
 ) -> Report:
     """Run every available analysis on ``results``.
@@ -184,6 +185,8 @@ def build_report(
         first in the report
     seed, n_resamples, level : seed and number of bootstrap resamples for the
         intervals, and their confidence level
+    audit_sims : simulated data sets for :func:`capfront.audit`, which picks the
+        debiasing method (0: no audit; bootstrap bias correction is used)
     on_step : called with each section's name before it runs (progress bars)
 
     Returns
@@ -194,12 +197,14 @@ def build_report(
         raise ValueError(f"level must lie in (0, 1), got {level}")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    if audit_sims < 0:
+        raise ValueError(f"audit_sims must be >= 0, got {audit_sims}")
     import capfront
 
     data: dict[str, Any] = {
         "capfront_version": capfront.__version__,
         "settings": {"seed": int(seed), "n_resamples": int(n_resamples),
-                     "level": float(level)},
+                     "level": float(level), "audit_sims": int(audit_sims)},
         "source": jsonable(dict(source or {})),
         "unavailable": [],
     }
@@ -212,7 +217,7 @@ def build_report(
         "by_benchmark": lambda: _benchmark_section(results),
         "truth": lambda: _truth_section(results),
         "debiased_oracle": lambda: _debiased_section(results, rep, state, seed,
-                                                     n_resamples, level),
+                                                     n_resamples, level, audit_sims),
         "gap_decomposition": lambda: _gap_section(results, rep, seed, n_resamples,
                                                   level),
         "frontier": lambda: _frontier_section(results, rep, state, seed,
@@ -336,7 +341,8 @@ def _recommended(audit: Any) -> str | None:
 
 
 def _debiased_section(results: EvalResults, rep: Report, state: dict[str, Any],
-                      seed: int, n_resamples: int, level: float) -> Any:
+                      seed: int, n_resamples: int, level: float,
+                      audit_sims: int) -> Any:
     if (missing := _unavailable(rep, "debiased_oracle")) is not None:
         return missing
     out: dict[str, Any] = {}
@@ -344,16 +350,29 @@ def _debiased_section(results: EvalResults, rep: Report, state: dict[str, Any],
     method = None
     if audit_fn is None:
         rep.data["unavailable"].append("capfront.audit")
+    elif audit_sims == 0:
+        out["method_note"] = "audit skipped (--audit-sims 0)"
     else:
-        audit = _call(audit_fn, results, seed=seed)
-        method = _recommended(audit)
-        table = _first_attr(audit, "table", "summary", "results", "metrics")
-        out["audit"] = {"recommended": method,
-                        "table": jsonable(table) if table is not None else None}
-        rep.objects["audit"] = audit
+        try:
+            audit = _call(audit_fn, results, n_sims=audit_sims, seed=seed,
+                          level=level)
+        except ValueError as err:
+            out["audit"] = {"skipped": str(err)}
+        else:
+            method = _recommended(audit)
+            table = _first_attr(audit, "table", "summary", "results", "metrics")
+            out["audit"] = {
+                "recommended": method,
+                "n_sims": jsonable(_first_attr(audit, "n_sims")),
+                "seconds": jsonable(_first_attr(audit, "seconds")),
+                "truth_population": jsonable(_first_attr(audit, "truth_population")),
+                "note": jsonable(_first_attr(audit, "note")),
+                "table": jsonable(table) if table is not None else None}
+            rep.objects["audit"] = audit
     if method is None:
         method = "bootstrap_bc"
-        out["method_note"] = "no audit recommendation: bootstrap bias correction"
+        out["method_note"] = (out.get("method_note", "no audit recommendation")
+                               + ": bootstrap bias correction (SPEC 4c) is used")
     res = _call(_api("debiased_oracle"), results, method, ci=level,
                 n_resamples=n_resamples, seed=seed)
     rep.objects["debiased"] = res
@@ -364,9 +383,20 @@ def _debiased_section(results: EvalResults, rep: Report, state: dict[str, Any],
     naive = naive_oracle(results, "prehoc").value
     if out["value"] is not None:
         out["naive_minus_debiased"] = naive - out["value"]
-    out["details"] = {k: v for k, v in (jsonable(res) or {}).items()
-                      if k not in ("value", "method", "ci", "estimate")} \
-        if isinstance(jsonable(res), dict) else None
+    details: dict[str, Any] = {}
+    for key in ("naive", "ci_method", "se"):
+        value = _first_attr(res, key)
+        if value is not None:
+            details[key] = jsonable(value)
+    diag = _first_attr(res, "diagnostics")
+    if isinstance(diag, Mapping):
+        for key, value in diag.items():
+            value = jsonable(value)
+            if isinstance(value, (int, float, str, bool)) or (
+                    isinstance(value, list) and len(value) <= 20
+                    and all(isinstance(v, (int, float)) for v in value)):
+                details[str(key)] = value
+    out["details"] = details
     return out
 
 
@@ -377,26 +407,65 @@ def _gap_section(results: EvalResults, rep: Report, seed: int, n_resamples: int,
     if results.min_draws < GAP_MIN_DRAWS:
         return {"skipped": f"needs at least {GAP_MIN_DRAWS} draws per cell; the data "
                            f"has as few as {results.min_draws}"}
-    res = _call(_api("gap_decomposition"), results, level=level, seed=seed,
+    _, best_acc, _ = best_single(results)
+    res = _call(_api("gap_decomposition"), results, best_acc, level=level, seed=seed,
                 n_resamples=n_resamples)
     rep.objects["gap"] = res
-    return jsonable(res)
+    out = jsonable(res)
+    if isinstance(out, dict):
+        out["router"] = "the best single model (router_accuracy = its accuracy)"
+    return out
 
 
-def _versus(fr: Any, level: float, n_resamples: int, seed: int) -> Any:
-    fn = fr.versus_best_single
-    return jsonable(_call(fn, ci=level, level=level, n_resamples=n_resamples,
-                          seed=seed) if _accepts(fn, "n_resamples") else fn())
+def _vertices(fr: Any, max_points: int = 400) -> dict[str, Any]:
+    """Frontier vertices for the JSON: all of them up to ``max_points``, else an
+    evenly spaced subset that keeps the first and last."""
+    v = np.asarray(fr.vertices, dtype=np.float64)
+    keep = v if len(v) <= max_points else v[np.unique(
+        np.linspace(0, len(v) - 1, max_points).round().astype(int))]
+    return {"n_vertices": int(len(v)), "cost_quality": jsonable(keep)}
+
+
+#: frontier intervals are bootstrapped in the report up to this many (prompt, model)
+#: cells; beyond, the Python API (``versus_best_single(ci=...)``) gives them
+FRONTIER_CI_MAX_CELLS = 20_000
+
+
+def _versus(fr: Any, level: float, n_resamples: int, seed: int,
+            notes: list[str], with_ci: bool) -> Any:
+    if not with_ci:
+        return jsonable(fr.versus_best_single())
+    try:
+        table = fr.versus_best_single(ci=level, n_resamples=n_resamples, seed=seed)
+    except (NotImplementedError, ImportError, TypeError, ValueError) as err:
+        notes.append(f"no intervals for the frontier comparison: {err}")
+        table = fr.versus_best_single()
+    return jsonable(table)
 
 
 def _one_frontier(results: EvalResults, level: float, n_resamples: int, seed: int,
                   **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-    fr = _api("frontier")(results, **kwargs)
+    fr = _call(_api("frontier"), results, **kwargs)
+    notes: list[str] = []
+    with_ci = True
+    if kwargs.get("posthoc"):
+        with_ci = False
+        notes.append("posthoc intervals are not bootstrapped in the report (slow "
+                     "path); use Frontier.versus_best_single(ci=...) in Python")
+    elif kwargs.get("cost") == "unit":
+        with_ci = False
+    elif results.n_prompts * results.n_models > FRONTIER_CI_MAX_CELLS:
+        with_ci = False
+        notes.append(f"intervals skipped: more than {FRONTIER_CI_MAX_CELLS:,} "
+                     "(prompt, model) cells; use Frontier.versus_best_single(ci=...) "
+                     "in Python")
     out: dict[str, Any] = {
-        "vertices": jsonable(np.asarray(fr.vertices)),
         "aiq": _num(fr.aiq()),
-        "versus_best_single": _versus(fr, level, n_resamples, seed),
+        "versus_best_single": _versus(fr, level, n_resamples, seed, notes, with_ci),
+        "vertices": _vertices(fr),
     }
+    if notes:
+        out["notes"] = notes
     return fr, out
 
 
@@ -404,28 +473,33 @@ def _frontier_section(results: EvalResults, rep: Report, state: dict[str, Any],
                       seed: int, n_resamples: int, level: float) -> Any:
     if (missing := _unavailable(rep, "frontier")) is not None:
         return missing
-    if not results.has_cost:
-        return {"skipped": "the data has no cost; the frontier needs a cost per "
-                           "generation (give --cost or --prices)"}
+    kw: dict[str, Any] = {}
     out: dict[str, Any] = {}
-    fr, out["prehoc"] = _one_frontier(results, level, n_resamples, seed)
+    if not results.has_cost:
+        if not _accepts(_api("frontier"), "cost"):
+            return {"skipped": "the data has no cost; the frontier needs a cost per "
+                               "generation (give --cost or --prices)"}
+        kw["cost"] = "unit"
+        out["cost"] = ("unit: the data has no cost, so every generation costs 1 "
+                       "(posthoc best-of-k costs k)")
+    fr, out["prehoc"] = _one_frontier(results, level, n_resamples, seed, **kw)
     rep.objects["frontier"] = fr
     if results.max_draws > 1:
         try:
             frp, out["posthoc"] = _one_frontier(results, level, n_resamples, seed,
-                                                posthoc=True)
+                                                posthoc=True, **kw)
             rep.objects["frontier_posthoc"] = frp
         except ValueError as err:
             out["posthoc"] = {"skipped": str(err)}
     method = state.get("method")
     if method and method != "naive":
         try:
-            frq, out["prehoc_debiased"] = _one_frontier(results, level, n_resamples,
-                                                        seed, quality=method)
-            out["prehoc_debiased"]["quality"] = method
+            frq, deb = _one_frontier(results, level, n_resamples, seed,
+                                     quality=method, **kw)
+            out["prehoc_debiased"] = {"quality": method, **deb}
             rep.objects["frontier_debiased"] = frq
-        except (ValueError, TypeError) as err:
-            out["prehoc_debiased"] = {"skipped": str(err)}
+        except Exception as err:  # per-cell debiased quality is optional
+            out["prehoc_debiased"] = {"skipped": f"quality={method!r}: {err}"}
     return out
 
 
@@ -434,11 +508,26 @@ def _latency_section(results: EvalResults, rep: Report) -> Any:
         return None
     if (missing := _unavailable(rep, "latency_frontier")) is not None:
         return missing
-    if not results.has_cost:
-        return {"skipped": "the latency frontier needs cost as well as latency"}
-    lf = _api("latency_frontier")(results)
+    kw = {} if results.has_cost else {"cost": "unit"}
+    lf = _call(_api("latency_frontier"), results, **kw)
     rep.objects["latency_frontier"] = lf
-    return jsonable(lf)
+    table = getattr(lf, "policies", None)
+    if not isinstance(table, pd.DataFrame):
+        return jsonable(lf)
+    cols = [c for c in ("label", "source", "quality", "cost", "latency_mean",
+                        "latency_p95") if c in table.columns]
+    pareto = table[table["pareto_mean"]] if "pareto_mean" in table else table
+    pareto = pareto.sort_values("cost", kind="stable")[cols]
+    return {
+        "n_candidates": int(len(table)),
+        "n_pareto_mean": int(table["pareto_mean"].sum()) if "pareto_mean" in table
+        else None,
+        "n_pareto_p95": int(table["pareto_p95"].sum()) if "pareto_p95" in table
+        else None,
+        "n_hull_mean": int(table["hull_mean"].sum()) if "hull_mean" in table
+        else None,
+        "pareto_mean": jsonable(pareto.reset_index(drop=True).head(200)),
+    }
 
 
 # ---------------------------------------------------------------------- rendering
@@ -503,6 +592,64 @@ def _table(value: Any, max_rows: int = 40) -> tuple[list[str], list[list[str]]]:
     return ["value"], [[fmt(value)]]
 
 
+def _versus_table(rows: Any) -> tuple[list[str], list[list[str]]]:
+    """The frontier-versus-best-single table, with intervals when present."""
+    if not (isinstance(rows, list) and rows and isinstance(rows[0], Mapping)):
+        return _table(rows)
+    cols = [("benchmark", "benchmark"), ("best_model", "best model"),
+            ("best_accuracy", "acc"), ("best_cost", "cost"),
+            ("frontier_quality_at_best_cost", "frontier acc"),
+            ("error_reduction", "err. red."),
+            ("cost_reduction", "cost red."), ("aiq", "AIQ"),
+            ("oracle_quality", "oracle")]
+    cols = [(k, h) for k, h in cols if k in rows[0]]
+    body = []
+    for r in rows:
+        line = []
+        for k, _ in cols:
+            cell = fmt(r.get(k), k)
+            lo, hi = r.get(f"{k}_low"), r.get(f"{k}_high")
+            if lo is not None and hi is not None:
+                cell += f" [{fmt(lo, k)}, {fmt(hi, k)}]"
+            line.append(cell)
+        body.append(line)
+    return [h for _, h in cols], body
+
+
+GAP_ROWS = (
+    ("router_accuracy", "R: router = best single model"),
+    ("o_repro_lower", "O_repro one-sided lower bound"),
+    ("o_repro_crossfit", "O_repro cross-fit (lower end)"),
+    ("o_repro_plugin", "O_repro plug-in (upper end)"),
+    ("o_exp", "O_exp single-draw union oracle"),
+    ("delta_plugin", "Delta = O_exp - O_repro, plug-in"),
+    ("delta_crossfit", "Delta, cross-fit"),
+    ("delta_upper", "Delta one-sided upper bound"),
+    ("best_of_k_equal_draws", "best-of-L on the committed model (equal draws)"),
+    ("best_of_k_equal_cost", "best-of-K on the committed model (equal cost)"),
+)
+
+
+def _gap_block(sec: Mapping[str, Any]) -> Block:
+    title = "Gap decomposition R <= O_repro <= O_exp (seed 003)"
+    if not any(k in sec for k, _ in GAP_ROWS):
+        h, r = _table(sec)
+        return title, h, r, []
+    rows = [[label, fmt(sec[k])] for k, label in GAP_ROWS if sec.get(k) is not None]
+    share = sec.get("noise_share")
+    if isinstance(share, Mapping):
+        rows += [[f"noise share of the gap ({k})", fmt(v, "share")]
+                 for k, v in share.items()]
+    notes = []
+    if sec.get("bound_method"):
+        lvl = sec.get("level")
+        notes.append(f"bounds ({fmt(lvl, 'share') if lvl else ''} one-sided): "
+                     f"{sec['bound_method']}")
+    if sec.get("router"):
+        notes.append(f"router: {sec['router']}")
+    return title, ["", "value"], rows, notes
+
+
 def blocks(data: Mapping[str, Any]) -> list[Block]:
     """The report as titled tables, shared by the markdown and rich renderers."""
     out: list[Block] = []
@@ -556,8 +703,7 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
         if not o:
             continue
         if "skipped" in o:
-            rows.append([label, "-", "-", "-"])
-            continue
+            continue  # the reason is in the notes
         rows.append([label, fmt(o["value"]), fmt(o["value"] - best["accuracy"]
                                                  if best else None),
                      fmt(o.get("cost"))])
@@ -565,9 +711,9 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
     if isinstance(deb, Mapping) and "value" in deb:
         ci = deb.get("ci")
         lvl = int(round(100 * deb.get("level", 0.95)))
-        value = fmt(deb["value"]) + (f"  [{fmt(ci[0])}, {fmt(ci[1])}] {lvl}% CI"
-                                     if ci else "")
-        rows.append([f"debiased oracle ({deb.get('method')})", value,
+        label = f"debiased oracle ({deb.get('method')})" + (
+            f", {lvl}% CI [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else "")
+        rows.append([label, fmt(deb["value"]),
                      fmt(deb["value"] - best["accuracy"] if best and deb["value"]
                          is not None else None), "-"])
     tr = data.get("truth")
@@ -613,18 +759,27 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
         if isinstance(sec, Mapping) and "skipped" in sec:
             out.append((title, [], [], [sec["skipped"]]))
             continue
+        if key == "gap_decomposition":
+            out.append(_gap_block(sec))
+            continue
         if key == "frontier":
             for kind, fr in sec.items():
                 if not isinstance(fr, Mapping):
                     continue
                 if "skipped" in fr:
-                    out.append((f"{title} ({kind})", [], [], [fr["skipped"]]))
+                    if kind != "prehoc_debiased":  # optional: only in report.json
+                        out.append((f"{title} ({kind})", [], [], [fr["skipped"]]))
                     continue
-                h, r = _table(fr.get("versus_best_single"))
+                h, r = _versus_table(fr.get("versus_best_single"))
                 notes = [f"AIQ (area under the frontier / cost range): "
-                         f"{fmt(fr.get('aiq'))}",
-                         f"{len(fr.get('vertices') or [])} frontier vertices "
-                         "(report.json)"]
+                         f"{fmt(fr.get('aiq'))}; "
+                         f"{(fr.get('vertices') or {}).get('n_vertices', '?')} "
+                         "frontier vertices (report.json)",
+                         "err. red. = error-rate reduction at the best model's cost; "
+                         "cost red. = cost reduction at its accuracy; frontier acc = "
+                         "frontier accuracy at its cost", *fr.get("notes", [])]
+                if fr.get("quality"):
+                    notes.append(f"quality per cell: {fr['quality']} estimate")
                 out.append((f"{title} ({kind})", h, r, notes))
             continue
         h, r = _table(sec)
@@ -656,8 +811,20 @@ def to_markdown(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _looks_numeric(cell: str) -> bool:
+    head = cell.split(" [")[0].replace(",", "").rstrip("%")
+    if head in ("-", ""):
+        return True
+    try:
+        float(head)
+    except ValueError:
+        return False
+    return True
+
+
 def print_rich(data: Mapping[str, Any], console: Any = None) -> None:
     """The report as rich tables."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
 
@@ -665,11 +832,14 @@ def print_rich(data: Mapping[str, Any], console: Any = None) -> None:
     for title, header, rows, notes in blocks(data):
         if header and rows:
             table = Table(title=title, title_justify="left", show_header=any(header),
-                          header_style="bold")
+                          header_style="bold", box=box.SIMPLE_HEAD,
+                          title_style="bold")
             key_value = not any(header[1:])
             for i, h in enumerate(header):
-                table.add_column(h, justify="left" if i == 0 or key_value
-                                 else "right")
+                numeric = all(_looks_numeric(row[i]) for row in rows)
+                table.add_column(h, justify="right" if numeric and not key_value
+                                 and i > 0 else "left",
+                                 no_wrap=i == 0 and not key_value)
             for row in rows:
                 table.add_row(*row)
             console.print(table)
@@ -695,7 +865,10 @@ def save_figures(rep: Report, out: Path) -> list[Path]:
         fig, axes = plt.subplots(1, len(fronts), figsize=(6.5 * len(fronts), 5),
                                  squeeze=False)
         for ax, (kind, fr) in zip(axes[0], fronts, strict=True):
-            fr.plot(ax=ax)
+            if _accepts(fr.plot, "logx"):
+                fr.plot(ax=ax, logx=kind != "frontier")
+            else:
+                fr.plot(ax=ax)
             ax.set_title("prehoc frontier" if kind == "frontier"
                          else "posthoc frontier (best-of-k)")
     else:

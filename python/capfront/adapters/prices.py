@@ -119,7 +119,7 @@ def token_cost(
     negative token count.
     """
     models = np.asarray(models).astype(str)
-    missing = sorted(set(models) - set(prices))
+    missing = sorted({str(m) for m in models} - set(prices))
     if missing:
         more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
         raise ValueError(

@@ -1,0 +1,312 @@
+"""Input adapters on hand-written fixtures in the real formats (tests/data/adapters)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from capfront.adapters import FORMATS, detect_format, load, read_prices, token_cost
+
+FIX = Path(__file__).resolve().parent / "data" / "adapters"
+
+
+def cell(results, prompt, model):
+    i = list(map(str, results.prompts)).index(prompt)
+    j = list(map(str, results.models)).index(model)
+    return i, j
+
+
+@pytest.fixture
+def routerbench_pkl(tmp_path):
+    path = tmp_path / "routerbench_0shot.pkl"
+    pd.read_csv(FIX / "routerbench_wide.csv").to_pickle(path)
+    return path
+
+
+# ---------------------------------------------------------------- long tables
+def test_long_table_columns_found_by_alias():
+    d = load(FIX / "long.csv")
+    r = d.results
+    assert d.format == "csv"
+    assert d.columns["cost"] == "cost_usd" and d.columns["latency"] == "latency_s"
+    assert d.columns["benchmark"] == "benchmark"
+    assert (r.n_prompts, r.n_models, r.max_draws) == (3, 2, 2)
+    np.testing.assert_allclose(r.p_hat, [[1.0, 0.5], [0.0, 0.5], [0.5, 1.0]])
+    # per-draw cost 0.002 and 0.003 for A -> mean 0.0025; B 0.010, 0.015 -> 0.0125
+    np.testing.assert_allclose(r.mean_cost[0], [0.0025, 0.0125])
+    np.testing.assert_allclose(r.mean_latency[0], [2.0, 3.5])
+    assert list(r.benchmark) == ["math", "math", "code"]
+    assert d.cost_source == "column 'cost_usd'"
+
+
+def test_long_table_explicit_columns_and_errors(tmp_path):
+    d = load(FIX / "long.csv", cost="cost_usd", latency=None, benchmark="benchmark")
+    assert d.results.has_cost
+    with pytest.raises(ValueError, match="no column 'nope' for the score"):
+        load(FIX / "long.csv", score="nope")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("prompt_id,model,score\np1,a,0.5\np1,b,1.7\n")
+    with pytest.raises(ValueError, match=r"bad\.csv: .*\[0, 1\]"):
+        load(bad)
+    with pytest.raises(FileNotFoundError):
+        load(tmp_path / "missing.csv")
+
+
+def test_auto_detected_column_with_gaps_is_dropped_with_a_note(tmp_path):
+    path = tmp_path / "gaps.csv"
+    path.write_text("prompt_id,model,score,latency_s\np1,a,1,0.5\np1,b,0,\n")
+    d = load(path)
+    assert not d.results.has_latency
+    assert any("latency_s" in n and "missing" in n for n in d.notes)
+    with pytest.raises(ValueError, match="latency"):
+        load(path, latency="latency_s")
+
+
+def test_parquet_and_jsonl_tables(tmp_path):
+    frame = pd.read_csv(FIX / "long.csv")
+    frame.to_parquet(tmp_path / "t.parquet")
+    frame.to_json(tmp_path / "t.jsonl", orient="records", lines=True)
+    ref = load(FIX / "long.csv").results
+    for name in ("t.parquet", "t.jsonl"):
+        d = load(tmp_path / name)
+        assert d.format == name.split(".")[1]
+        np.testing.assert_allclose(d.results.p_hat, ref.p_hat)
+
+
+# ---------------------------------------------------------------- prices
+@pytest.mark.parametrize("prices", ["prices.csv", "prices.json"])
+def test_token_counts_priced(prices):
+    d = load(FIX / "tokens.csv", prices=FIX / prices)
+    r = d.results
+    i, j = cell(r, "t2", "large")
+    # 200 input x $3/M + 80 output x $15/M
+    assert r.mean_cost[i, j] == pytest.approx((200 * 3.0 + 80 * 15.0) / 1e6)
+    i, j = cell(r, "t1", "small")
+    assert r.mean_cost[i, j] == pytest.approx((100 * 0.10 + 20 * 0.40) / 1e6)
+    assert "price table" in d.cost_source
+
+
+def test_model_without_price_is_an_error():
+    with pytest.raises(ValueError, match=r"no price for model\(s\) \['large'\]"):
+        load(FIX / "tokens.csv", prices=FIX / "prices_missing.csv")
+    with pytest.raises(ValueError, match="either --cost"):
+        load(FIX / "tokens.csv", prices=FIX / "prices.csv", cost="correct")
+
+
+def test_read_prices_errors(tmp_path):
+    assert read_prices(FIX / "prices.json")["large"] == (3.0, 15.0)
+    bad = tmp_path / "p.csv"
+    bad.write_text("model,price\na,1\n")
+    with pytest.raises(ValueError, match="input and output price columns"):
+        read_prices(bad)
+    bad.write_text("model,input,output\na,1,-2\n")
+    with pytest.raises(ValueError, match="output price of model 'a'"):
+        read_prices(bad)
+    bad.write_text("model,input,output\na,1,2\na,1,2\n")
+    with pytest.raises(ValueError, match="listed twice"):
+        read_prices(bad)
+    js = tmp_path / "p.json"
+    js.write_text('{"a": {"in": 1}}')
+    with pytest.raises(ValueError, match="needs an input and an output price"):
+        read_prices(js)
+    with pytest.raises(FileNotFoundError):
+        read_prices(tmp_path / "none.csv")
+
+
+def test_token_cost_rejects_missing_tokens():
+    prices = {"a": (1.0, 2.0)}
+    np.testing.assert_allclose(token_cost(["a"], [1e6], [1e6], prices), [3.0])
+    with pytest.raises(ValueError, match="missing or negative input token"):
+        token_cost(["a", "a"], [1.0, np.nan], [1.0, 1.0], prices)
+
+
+# ---------------------------------------------------------------- counts
+def test_count_table():
+    d = load(FIX / "counts.csv")
+    r = d.results
+    assert d.format == "counts"
+    np.testing.assert_array_equal(r.n_draws, 10)
+    i, j = cell(r, "HumanEval/1", "m2")
+    assert r.successes[i, j] == 6
+    np.testing.assert_allclose(r.mean_cost[0], [1.0, 2.0])
+    assert load(FIX / "counts.csv", format="counts").results.n_prompts == 4
+
+
+# ---------------------------------------------------------------- lm-eval
+# strict-match exact_match per (model, run, doc), as written in the fixture
+STRICT = {("org/model-a", 0): [1, 0, 1], ("org/model-a", 1): [1, 1, 0],
+          ("org/model-b", 0): [0, 0, 1], ("org/model-b", 1): [0, 1, 1]}
+
+
+def test_lm_eval_runs_are_generations_and_first_filter_is_used():
+    d = load(FIX / "lm_eval_runs")
+    r = d.results
+    assert d.format == "lm-eval"
+    assert sorted(r.models) == ["org/model-a", "org/model-b"]  # from results_*.json
+    assert set(r.benchmark) == {"gsm8k", "arc_easy"}
+    for model in ("org/model-a", "org/model-b"):
+        for doc in range(3):
+            i, j = cell(r, f"gsm8k/{doc}", model)
+            assert r.n_draws[i, j] == 2
+            want = STRICT[(model, 0)][doc] + STRICT[(model, 1)][doc]
+            assert r.successes[i, j] == want
+        i, j = cell(r, "arc_easy/1", model)
+        assert r.n_draws[i, j] == 1  # one arc_easy run; metric "acc"
+    i, j = cell(r, "arc_easy/1", "org/model-a")
+    assert r.successes[i, j] == 0
+    assert any("gsm8k=strict-match" in n for n in d.notes)
+
+
+def test_lm_eval_single_file_and_metric_choice():
+    f = next((FIX / "lm_eval_runs" / "org__model-b").glob("samples_arc_easy_*.jsonl"))
+    assert detect_format(f) == "lm-eval"
+    r = load(f).results
+    assert list(r.models) == ["org/model-b"]
+    np.testing.assert_allclose(r.p_hat[:, 0], [1.0, 1.0])  # acc
+    r = load(f, score="acc_norm").results
+    np.testing.assert_allclose(r.p_hat[:, 0], [0.0, 1.0])
+    with pytest.raises(ValueError, match="no metric 'bleu'"):
+        load(f, score="bleu")
+
+
+def test_lm_eval_pass_at_1_over_repeats_is_counts():
+    r = load(FIX / "lm_eval_repeats").results
+    np.testing.assert_array_equal(r.n_draws, 4)
+    i, j = cell(r, "humaneval/0", "org/coder-small")
+    assert r.successes[i, j] == 1  # pass@1 = 0.25 of 4 repeats
+    i, j = cell(r, "humaneval/1", "org/coder-large")
+    assert r.successes[i, j] == 2
+
+
+def test_lm_eval_bad_pass_at_1(tmp_path):
+    src = FIX / "lm_eval_repeats" / "org__coder-small"
+    dst = tmp_path / "org__x"
+    shutil.copytree(src, dst)
+    f = next(dst.glob("samples_*.jsonl"))
+    recs = [json.loads(x) for x in f.read_text().splitlines()]
+    recs[0]["pass@1"] = 0.3
+    f.write_text("\n".join(json.dumps(x) for x in recs) + "\n")
+    with pytest.raises(ValueError, match="not a multiple of 1/4"):
+        load(tmp_path)
+
+
+# ---------------------------------------------------------------- inspect
+def test_inspect_logs():
+    pytest.importorskip("inspect_ai", reason="inspect_ai (optional extra) absent")
+    d = load(FIX / "inspect")
+    r = d.results
+    assert d.format == "inspect"
+    assert r.max_draws == 2 and r.min_draws == 2  # two epochs
+    i, j = cell(r, "capitals/c2", "openai/gpt-4o-mini")
+    assert r.p_hat[i, j] == 0.5
+    i, j = cell(r, "capitals/c2", "anthropic/claude-3-5-haiku-latest")
+    assert r.p_hat[i, j] == 1.0
+    np.testing.assert_allclose(r.mean_latency[i], [1.375, 1.375])  # 1.25, 1.5
+    assert r.mean_cost[i, j] == pytest.approx(0.00008)
+    assert d.cost_source == "model_usage total_cost"
+    with pytest.raises(ValueError, match="no price for model"):
+        load(FIX / "inspect", prices=FIX / "prices.csv")
+    with pytest.raises(ValueError, match="no scorer 'f1'"):
+        load(FIX / "inspect", score="f1")
+
+
+def test_inspect_priced(tmp_path):
+    pytest.importorskip("inspect_ai", reason="inspect_ai (optional extra) absent")
+    prices = tmp_path / "p.csv"
+    prices.write_text("model,input,output\nopenai/gpt-4o-mini,0.15,0.60\n"
+                      "anthropic/claude-3-5-haiku-latest,0.8,4\n")
+    r = load(FIX / "inspect", prices=prices).results
+    i, j = cell(r, "capitals/c1", "openai/gpt-4o-mini")
+    assert r.mean_cost[i, j] == pytest.approx((40 * 0.15 + 10 * 0.60) / 1e6)
+
+
+def test_inspect_missing_package_message(monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def fake(name, *args, **kwargs):
+        if name.startswith("inspect_ai"):
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", fake)
+    with pytest.raises(ValueError, match=r"pip install 'capfront\[inspect\]'"):
+        load(FIX / "inspect", format="inspect")
+
+
+# ---------------------------------------------------------------- RouterBench
+def test_routerbench_pickle(routerbench_pkl):
+    d = load(routerbench_pkl)
+    r = d.results
+    assert d.format == "routerbench"
+    assert r.n_models == 3 and r.n_prompts == 5 and r.max_draws == 1
+    assert not r.is_binary  # mt-bench is graded
+    i, j = cell(r, "mt-bench.0", "gpt-3.5-turbo-1106")
+    assert r.p_hat[i, j] == pytest.approx(0.9)
+    i, j = cell(r, "hellaswag.dev.1", "mistralai/mixtral-8x7b-chat")
+    assert r.mean_cost[i, j] == pytest.approx(0.00005)
+    assert r.benchmark[i] == "hellaswag"
+
+
+def test_routerbench_missing_score_is_a_missing_cell(tmp_path):
+    wide = pd.read_csv(FIX / "routerbench_wide.csv")
+    wide.loc[0, "meta/llama-2-70b-chat"] = np.nan
+    path = tmp_path / "rb.pkl"
+    wide.to_pickle(path)
+    r = load(path).results
+    i, j = cell(r, "hellaswag.dev.0", "meta/llama-2-70b-chat")
+    assert not r.observed[i, j] and r.observed.sum() == 14
+    pd.DataFrame({"a": [1]}).to_pickle(path)
+    with pytest.raises(ValueError, match="not a RouterBench table"):
+        load(path)
+
+
+# ---------------------------------------------------------------- LLMRouterBench
+def test_llmrouterbench_records():
+    d = load(FIX / "llmrouterbench")
+    r = d.results
+    assert d.format == "llmrouterbench"
+    assert set(r.benchmark) == {"aime", "gpqa"}
+    i, j = cell(r, "gpqa/test/1", "gpt-5-chat")
+    assert r.n_draws[i, j] == 2 and r.successes[i, j] == 1  # two timestamped runs
+    i, j = cell(r, "aime/test/2", "qwen3-235b-a22b-2507")
+    assert r.mean_cost[i, j] == pytest.approx((130 * 0.09 + 2000 * 0.60) / 1e6)
+    priced = load(FIX / "llmrouterbench",
+                  prices=FIX / "llmrouterbench_prices.csv").results
+    np.testing.assert_allclose(priced.mean_cost, r.mean_cost, rtol=1e-6)
+
+
+def test_llmrouterbench_single_file():
+    f = FIX / "llmrouterbench/results/bench/aime/test/gpt-5-chat/20250901_101500.json"
+    assert detect_format(f) == "llmrouterbench"
+    r = load(f).results
+    assert list(r.prompts) == ["aime/test/1", "aime/test/2", "aime/test/3"]
+
+
+# ---------------------------------------------------------------- detection
+@pytest.mark.parametrize("name, fmt", [
+    ("long.csv", "csv"), ("counts.csv", "csv"), ("lm_eval_runs", "lm-eval"),
+    ("inspect", "inspect"), ("llmrouterbench", "llmrouterbench"),
+])
+def test_detect_format(name, fmt):
+    assert detect_format(FIX / name) == fmt
+
+
+def test_detect_and_load_errors(tmp_path, routerbench_pkl):
+    assert detect_format(routerbench_pkl) == "routerbench"
+    assert "routerbench" in FORMATS
+    with pytest.raises(ValueError, match="unknown format 'xls'"):
+        load(FIX / "long.csv", format="xls")
+    (tmp_path / "x.weird").write_text("1")
+    with pytest.raises(ValueError, match="cannot tell the format"):
+        load(tmp_path / "x.weird")
+    with pytest.raises(ValueError, match="cannot tell the format of this folder"):
+        load(tmp_path)
+    with pytest.raises(ValueError, match="cannot apply"):
+        load(FIX / "lm_eval_runs", prices=FIX / "prices.csv")
