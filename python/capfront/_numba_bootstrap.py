@@ -117,20 +117,26 @@ def bootstrap_two_level_sums_nb(offsets, seed_lo, seed_hi, b0, nb, successes,  #
     K = (1 if with_max else 0) + (L if with_cells else 0)
     first = 1 if with_max else 0
     out = np.zeros((nb, K), dtype=np.int64)
+    chunk = 1024  # slots per batch of cell words (a multiple of 4)
     for r in prange(nb):
         rep = b0 + r
         words = np.empty(n + 4, dtype=np.uint32)
         stream_words_nb(seed_lo, seed_hi, rep, 0, 0, n, words)
-        cells = np.empty(n * L + 4, dtype=np.uint32)
-        stream_words_nb(seed_lo, seed_hi, rep, 1, 0, n * L, cells)
+        rows = np.empty(n, dtype=np.int64)
         for s in range(offsets.shape[0] - 1):
             lo = offsets[s]
             size = np.uint64(offsets[s + 1] - lo)
             for w in range(lo, offsets[s + 1]):
-                row = lo + np.int64((np.uint64(words[w]) * size) >> np.uint64(32))
+                rows[w] = lo + np.int64((np.uint64(words[w]) * size) >> np.uint64(32))
+        cells = np.empty(chunk * L + 4, dtype=np.uint32)
+        for w0 in range(0, n, chunk):
+            m = min(chunk, n - w0)
+            stream_words_nb(seed_lo, seed_hi, rep, 1, w0 * L, m * L, cells)
+            for i in range(m):
+                row = rows[w0 + i]
                 best = 0
                 for l in range(L):
-                    u = np.uint64(cells[w * L + l])
+                    u = np.uint64(cells[i * L + l])
                     srow = successes[row, l]
                     k = 0
                     while k < G and u >= thresholds[srow, k]:

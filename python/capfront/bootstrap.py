@@ -284,14 +284,17 @@ def _two_level_draw(offsets: np.ndarray, seed: int, rep: int, S_ord: np.ndarray,
     n, L = S_ord.shape
     rows = _slot_rows(offsets, _words(seed, rep, 0, 0, n, backend))
     u = _words(seed, rep, 1, 0, n * L, backend).reshape(n, L).astype(np.uint64)
-    S = S_ord[rows]
-    G = G_ord[rows]
     star = np.zeros((n, L), dtype=np.int64)
-    for g, T in tables.items():
-        sel = G == g
-        if sel.any():
-            Tsel = T[S[sel]]  # (m, g)
-            star[sel] = (u[sel][:, None] >= Tsel).sum(axis=1)
+    step = 4096  # slots per chunk: the threshold gather is (slots, L, G)
+    for w0 in range(0, n, step):
+        S = S_ord[rows[w0 : w0 + step]]
+        G = G_ord[rows[w0 : w0 + step]]
+        uc = u[w0 : w0 + step]
+        part = star[w0 : w0 + step]
+        for g, T in tables.items():
+            sel = G == g
+            if sel.any():
+                part[sel] = (uc[sel][:, None] >= T[S[sel]]).sum(axis=1)
     return rows, star
 
 
@@ -1135,7 +1138,9 @@ def replicate_counts(
 ) -> np.ndarray:
     """Draw counts ``(n_resamples, N)`` (uint8) of replicates ``start ..
     start + n_resamples - 1``, prompts in their original order: exactly the
-    resamples :func:`bootstrap` uses for the same ``seed`` and ``stratify``.
+    resamples :func:`bootstrap` uses for the same ``seed`` and ``stratify`` (stream
+    0; statistics of a single code column, such as the naive oracle with equal
+    ``G``, draw their value-class counts from stream 2 instead).
     ``results`` may be a prompt count (no strata). Holds ``n_resamples x N``
     numbers: call it in chunks."""
     if isinstance(results, EvalResults):
