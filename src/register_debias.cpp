@@ -94,6 +94,47 @@ double pgm_estep(const carray<double>& table, const carray<std::int64_t>& cell_r
     return ll;
 }
 
+py::tuple pgm_estep_stats(const carray<double>& table, const carray<std::int64_t>& cell_row,
+                          const carray<std::int64_t>& topic, const carray<double>& log_w,
+                          py::array_t<double, py::array::c_style>& resp,
+                          std::int64_t block_rows) {
+    require(table.ndim() == 4, "table must be shaped (L, K, R, J)");
+    require(cell_row.ndim() == 2, "cell_row must be shaped (N, L)");
+    require(block_rows >= 1, "block_rows must be >= 1");
+    const auto L = static_cast<std::size_t>(table.shape(0));
+    const auto K = static_cast<std::size_t>(table.shape(1));
+    const auto R = static_cast<std::size_t>(table.shape(2));
+    const auto J = static_cast<std::size_t>(table.shape(3));
+    const auto N = static_cast<std::size_t>(cell_row.shape(0));
+    require(static_cast<std::size_t>(cell_row.shape(1)) == L, "cell_row must have L columns");
+    require(topic.ndim() == 1 && static_cast<std::size_t>(topic.shape(0)) == N,
+            "topic must have N entries");
+    require(log_w.ndim() == 1 && static_cast<std::size_t>(log_w.shape(0)) == J,
+            "log_w must have J entries");
+    require(resp.ndim() == 2 && static_cast<std::size_t>(resp.shape(0)) == N &&
+                static_cast<std::size_t>(resp.shape(1)) == J,
+            "resp must be a writable (N, J) float64 array");
+    const std::int64_t* rows = cell_row.data();
+    const std::int64_t* tp = topic.data();
+    for (std::size_t i = 0; i < N * L; ++i)
+        require(rows[i] < static_cast<std::int64_t>(R), "cell_row out of range");
+    for (std::size_t i = 0; i < N; ++i)
+        require(tp[i] >= 0 && tp[i] < static_cast<std::int64_t>(K), "topic out of range");
+    py::array_t<double> C({static_cast<py::ssize_t>(L), static_cast<py::ssize_t>(K),
+                           static_cast<py::ssize_t>(R), static_cast<py::ssize_t>(J)});
+    const double* t = table.data();
+    const double* lw = log_w.data();
+    double* r = resp.mutable_data();
+    double* c = C.mutable_data();
+    const auto br = static_cast<std::size_t>(block_rows);
+    double ll;
+    {
+        py::gil_scoped_release release;
+        ll = capfront::pgm_estep_stats(t, rows, tp, lw, N, L, K, R, J, br, r, c);
+    }
+    return py::make_tuple(ll, C);
+}
+
 py::array_t<double> pgm_stats(const carray<double>& resp, const carray<std::int64_t>& cell_row,
                               const carray<std::int64_t>& topic, std::int64_t n_topics,
                               std::int64_t n_rows) {
@@ -213,6 +254,9 @@ void register_debias(py::module_& m) {
     m.def("pgm_estep", &pgm_estep, py::arg("table"), py::arg("cell_row"), py::arg("topic"),
           py::arg("log_w"), py::arg("resp"),
           "Latent-model E-step: fills resp (N, J), returns the log-likelihood.");
+    m.def("pgm_estep_stats", &pgm_estep_stats, py::arg("table"), py::arg("cell_row"),
+          py::arg("topic"), py::arg("log_w"), py::arg("resp"), py::arg("block_rows"),
+          "Fused E-step and M-step statistics: (log-likelihood, C (L, K, R, J)).");
     m.def("pgm_stats", &pgm_stats, py::arg("resp"), py::arg("cell_row"), py::arg("topic"),
           py::arg("n_topics"), py::arg("n_rows"),
           "Latent-model M-step statistics (L, K, R, J).");

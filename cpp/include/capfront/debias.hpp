@@ -182,6 +182,66 @@ inline double pgm_estep(const double* T, const std::int64_t* cell_row,
     return ll;
 }
 
+// Fused E-step and M-step statistics: one pass over the prompts fills resp (as
+// pgm_estep) and C (as pgm_stats). Prompts are cut into n_blocks fixed blocks of
+// block_rows (a function of N only); each block sums into its own partial C and the
+// partials are added in block order, so C does not depend on the thread count.
+// Memory: n_blocks * L K R J doubles of partials.
+inline double pgm_estep_stats(const double* T, const std::int64_t* cell_row,
+                              const std::int64_t* topic, const double* log_w, std::size_t N,
+                              std::size_t L, std::size_t K, std::size_t R, std::size_t J,
+                              std::size_t block_rows, double* resp, double* C) {
+    const std::size_t P = L * K * R * J;
+    block_rows = std::max<std::size_t>(1, block_rows);
+    const std::size_t n_blocks = (N + block_rows - 1) / block_rows;
+    std::vector<double> partial(n_blocks * P, 0.0);
+    std::vector<double> part_ll(n_blocks, 0.0);
+    const double work = static_cast<double>(N * L * J) * 2.0;
+    parallel_blocks_min(n_blocks, 1, work, [&](std::size_t b0, std::size_t b1) {
+        for (std::size_t b = b0; b < b1; ++b) {
+            double* cb = partial.data() + b * P;
+            double acc_ll = 0.0;
+            const std::size_t i1 = std::min(N, (b + 1) * block_rows);
+            for (std::size_t n = b * block_rows; n < i1; ++n) {
+                double* r = resp + n * J;
+                for (std::size_t j = 0; j < J; ++j) r[j] = log_w[j];
+                const std::size_t k = static_cast<std::size_t>(topic[n]);
+                const std::int64_t* rows = cell_row + n * L;
+                for (std::size_t l = 0; l < L; ++l) {
+                    if (rows[l] < 0) continue;
+                    const double* t =
+                        T + ((l * K + k) * R + static_cast<std::size_t>(rows[l])) * J;
+                    for (std::size_t j = 0; j < J; ++j) r[j] += t[j];
+                }
+                double mx = -std::numeric_limits<double>::infinity();
+                for (std::size_t j = 0; j < J; ++j) mx = std::max(mx, r[j]);
+                double tot = 0.0;
+                for (std::size_t j = 0; j < J; ++j) {
+                    r[j] = std::exp(r[j] - mx);
+                    tot += r[j];
+                }
+                const double inv = 1.0 / tot;
+                for (std::size_t j = 0; j < J; ++j) r[j] *= inv;
+                acc_ll += mx + std::log(tot);
+                for (std::size_t l = 0; l < L; ++l) {
+                    if (rows[l] < 0) continue;
+                    double* c = cb + ((l * K + k) * R + static_cast<std::size_t>(rows[l])) * J;
+                    for (std::size_t j = 0; j < J; ++j) c[j] += r[j];
+                }
+            }
+            part_ll[b] = acc_ll;
+        }
+    });
+    std::fill(C, C + P, 0.0);
+    double ll = 0.0;
+    for (std::size_t b = 0; b < n_blocks; ++b) {
+        const double* cb = partial.data() + b * P;
+        for (std::size_t i = 0; i < P; ++i) C[i] += cb[i];
+        ll += part_ll[b];
+    }
+    return ll;
+}
+
 // M-step statistics: C[((l * K + k) * R + row) * J + j] = sum over prompts n of topic k
 // whose cell (n, l) is in table row `row` of resp[n, j]. Parallel over models, each
 // model's sums run over prompts in order. Cost O(N L J).

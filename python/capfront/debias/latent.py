@@ -48,6 +48,8 @@ ETA_T_OFFSET = int(round((ETA_GRID[0] - T_GRID[0]) / T_STEP))  # eta_e = t[off +
 D_GRID = np.arange(-12.0, 12.0 + 0.25, 0.5)
 THETA_GRID = np.arange(-8.0, 8.0 + ETA_STEP / 2, ETA_STEP)
 X_STEPS = 128
+SUBSAMPLE_ABOVE = 60_000
+SUBSAMPLE_SIZE = 20_000
 SCALE_GRID = {
     "logitnormal": np.array(
         [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5]
@@ -176,6 +178,16 @@ def _estep_np(table, cell_row, topic, log_w, resp) -> float:
         resp[sl] = e / tot
         ll += float((mx[:, 0] + np.log(tot[:, 0])).sum())
     return ll
+
+
+def _estep_stats(name, table, cell_row, topic, log_w, resp, K, R):
+    if name == "cpp":
+        # fixed blocks (a function of N only): C is thread-count independent
+        block = max(4096, -(-cell_row.shape[0] // 16))
+        ll, C = core().pgm_estep_stats(table, cell_row, topic, log_w, resp, block)
+        return float(ll), C
+    ll = _estep(name, table, cell_row, topic, log_w, resp)
+    return ll, _stats(name, resp, cell_row, topic, K, R)
 
 
 def _stats(name, resp, cell_row, topic, K, R) -> np.ndarray:
@@ -349,6 +361,23 @@ def fit_latent(
             raise ValueError(f"scale out of range for {family}: {scale}")
         grid = np.array([float(scale)])
 
+    if init is None and N > SUBSAMPLE_ABOVE:
+        # Hyperparameters are global: fit them on an evenly spaced subsample first,
+        # then refine on all prompts from there (far fewer full-data iterations).
+        sub = np.arange(0, N, N // SUBSAMPLE_SIZE)
+        init = fit_latent(
+            S[sub],
+            G[sub],
+            topic[sub],
+            family=family,
+            scale=scale,
+            max_iter=max_iter,
+            tol=tol,
+            theta_sd=theta_sd,
+            backend=backend,
+        )
+        if init.theta.shape[1] != K:  # a topic missing from the subsample
+            init = None
     if init is not None:
         theta = init.theta.copy()
         sc = float(init.scale) if scale is None else float(scale)
@@ -382,14 +411,14 @@ def fit_latent(
     for it in range(1, max_iter + 1):
         table = _cell_table(tables.logh(family, sc), theta)
         log_w = np.log(np.maximum(weights, 1e-300))
-        ll = _estep(name, table, cell_row, topic, log_w, resp)
+        ll, C = _estep_stats(
+            name, table, cell_row, topic, log_w, resp, K, tables.n_rows
+        )
         if ll - ll_old < tol * n_cells and it > 1:
             converged = True
             break
         ll_old = ll
-        C = _stats(name, resp, cell_row, topic, K, tables.n_rows).reshape(
-            L * K, tables.n_rows, J
-        )
+        C = C.reshape(L * K, tables.n_rows, J)
         weights = resp.mean(axis=0)
         # scale: the grid points around the current value (EM moves it smoothly)
         b0 = int(np.argmin(np.abs(grid - sc)))
