@@ -45,6 +45,14 @@ def pgm_estep(
     log_w: npt.NDArray[np.float64],
     resp: npt.NDArray[np.float64],
 ) -> float: ...
+def pgm_estep_stats(
+    table: npt.NDArray[np.float64],
+    cell_row: npt.NDArray[np.int64],
+    topic: npt.NDArray[np.int64],
+    log_w: npt.NDArray[np.float64],
+    resp: npt.NDArray[np.float64],
+    block_rows: int,
+) -> tuple[float, npt.NDArray[np.float64]]: ...
 def pgm_stats(
     resp: npt.NDArray[np.float64],
     cell_row: npt.NDArray[np.int64],
