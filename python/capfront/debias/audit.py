@@ -76,7 +76,7 @@ def audit(
     level: float = 0.95,
     family: str = "logitnormal",
     use_topics: bool = True,
-    pgm_max_iter: int = 10,
+    pgm_max_iter: int = 5,
     backend: str | None = None,
 ) -> AuditResult:
     """Simulate data like ``results`` from its fitted latent model and score every
