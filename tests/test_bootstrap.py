@@ -420,3 +420,34 @@ def test_bad_statistic_and_results():
         bootstrap(_graded(), "naive_oracle", n_resamples=10, two_level=True)
     with pytest.raises(ValueError, match="not finite"):
         bootstrap(res, lambda r: float("nan"), n_resamples=10)
+
+
+def test_numba_bodies_as_python():
+    """The Numba kernels' Python bodies (``py_func``, as without numba) agree with
+    the compiled kernels and the NumPy reference."""
+    nbk = pytest.importorskip("capfront._numba_bootstrap")
+    if not hasattr(nbk.bootstrap_sums_nb, "py_func"):
+        pytest.skip("numba not installed: the kernels already are Python")
+    from capfront.bootstrap import _binomial_thresholds, _sums_np, _two_level_sums_np
+
+    offsets = np.array([0, 7, 20], dtype=np.int64)
+    rng = np.random.default_rng(0)
+    z8 = rng.integers(-5, 9, (2, 20)).astype(np.int8)
+    z64 = rng.integers(-1000, 1000, (1, 20)).astype(np.int64)
+    lo, hi = 5, 1
+    seed = lo | (hi << 32)
+    want = _sums_np(offsets, seed, 3, 4, z8, z64)
+    np.testing.assert_array_equal(
+        nbk.bootstrap_sums_nb.py_func(offsets, lo, hi, 3, 4, z8, z64), want)
+    S = rng.integers(0, 5, (20, 3)).astype(np.uint8)
+    T = _binomial_thresholds(4)
+    want2 = _two_level_sums_np(offsets, seed, 0, 3, S, T, True, True)
+    np.testing.assert_array_equal(
+        nbk.bootstrap_two_level_sums_nb.py_func(offsets, lo, hi, 0, 3, S, T, True,
+                                                True), want2)
+    cls = (np.array([0, 2, 3]), np.array([3, 4, 13]), np.array([1, 2, 5]))
+    from capfront.bootstrap import _class_sums_np
+
+    np.testing.assert_array_equal(
+        nbk.bootstrap_class_sums_nb.py_func(*cls, lo, hi, 0, 5),
+        _class_sums_np(*cls, seed, 0, 5))
