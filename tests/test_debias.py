@@ -260,10 +260,15 @@ def test_bad_input(sim):
     with pytest.raises(ValueError, match="ci must be"):
         cf.debiased_oracle(sim, "naive", ci=95)
     graded = cf.EvalResults.from_arrays(np.full((3, 2, 4), 0.5))
-    for m in ("bootstrap_bc", "pgm", "crossfit", "extrapolation"):
+    for m in ("bootstrap_bc", "pgm", "double_bc"):
         with pytest.raises(ValueError, match="graded"):
             cf.debiased_oracle(graded, m)
     assert cf.debiased_oracle(graded, "naive").value == pytest.approx(0.5)
+    for m in ("crossfit", "extrapolation", "jackknife"):  # Monte Carlo path
+        assert cf.debiased_oracle(graded, m).value == pytest.approx(0.5)
+    sums_only = cf.EvalResults.from_arrays(np.full((3, 2, 4), 0.5), keep_scores=False)
+    with pytest.raises(ValueError, match="raw"):
+        cf.debiased_oracle(sums_only, "crossfit")
     with pytest.raises(ValueError, match="at least one model with draws"):
         decompose_counts(np.zeros((2, 2)), np.array([[3, 3], [0, 0]]), "crossfit")
     with pytest.raises(ValueError, match="successes <= n_draws"):
@@ -297,3 +302,27 @@ def test_audit_small():
         3,
     )
     assert "extrapolation" not in cf.audit(short, n_sims=2).table.index
+
+
+def test_graded_monte_carlo_matches_exact_on_binary():
+    from capfront.debias import graded
+
+    rng = np.random.default_rng(12)
+    scores = (rng.random((400, 4, 8)) < rng.beta(1, 1, (400, 4, 1))).astype(float)
+    res = cf.EvalResults.from_arrays(scores)
+    for m, f in (
+        ("crossfit", graded.crossfit_graded),
+        ("jackknife", graded.jackknife_graded),
+        ("extrapolation", graded.extrapolation_graded),
+    ):
+        exact = cf.debiased_oracle(res, m).value
+        mc = f(res, n_splits=48, seed=3).estimate()
+        assert mc == pytest.approx(exact, abs=0.01), m
+        assert (
+            f(res, n_splits=4, seed=3).estimate()
+            == f(res, n_splits=4, seed=3).estimate()
+        )
+    # real-valued scores run through debiased_oracle with a seed option
+    noisy = cf.EvalResults.from_arrays(np.clip(scores * 0.8 + 0.1, 0, 1))
+    a = cf.debiased_oracle(noisy, "crossfit", seed=1, n_splits=8).value
+    assert 0 < a <= cf.debiased_oracle(noisy, "naive").value

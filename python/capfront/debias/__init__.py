@@ -30,6 +30,7 @@ from .extrapolation import (
     fit_decay,
     jackknife_decomposition,
 )
+from .graded import crossfit_graded, extrapolation_graded, jackknife_graded
 from .latent import LatentFit, fit_latent, pgm_decomposition, posterior_max
 from .result import DebiasResult, Decomposition
 
@@ -50,6 +51,11 @@ COUNT_ONLY = (
     "crossfit",
     "jackknife",
 )
+GRADED_MC = {
+    "crossfit": crossfit_graded,
+    "extrapolation": extrapolation_graded,
+    "jackknife": jackknife_graded,
+}
 _OPTIONS = {
     "naive": (),
     "bootstrap_bc": (),
@@ -159,6 +165,11 @@ def _decompose(
         return Decomposition(
             p_hat.max(axis=1)[:, None], lambda m: float(m[0]), {"linear": True}
         )
+    if not results.is_binary and method in GRADED_MC:
+        bad = set(options) - set(_OPTIONS[method]) - {"n_splits", "seed"}
+        if bad:
+            raise ValueError(f"method {method!r} does not take option(s) {sorted(bad)}")
+        return GRADED_MC[method](results, **options)
     S, G = counts(results, f"method {method!r}")
     topic = None
     topics = None
@@ -216,8 +227,12 @@ def debiased_oracle(
         - ``"crossfit"``: select on half the draws, score on the other half, both
           ways, exact expectation over random splits (SPEC 4d; biased downward).
         - ``"jackknife"``: generalised jackknife over generations (SPEC 4e).
-        - ``"naive"``: ``mean_n max_l p_hat`` (paper eq. 5), for comparison; the
-          only method for graded scores.
+        - ``"naive"``: ``mean_n max_l p_hat`` (paper eq. 5), for comparison.
+
+        Graded (non-0/1) scores: ``crossfit``, ``extrapolation`` and ``jackknife``
+        run a seeded Monte Carlo over orderings of each cell's raw draws (option
+        ``n_splits``, default 32; seeded by ``seed``); ``pgm``, ``bootstrap_bc``
+        and ``double_bc`` need binomial counts and raise ``ValueError``.
     ci : float, optional
         Confidence level (e.g. 0.95): a percentile prompt-bootstrap interval
         (``capfront.bootstrap`` when available). It targets the oracle of the prompt
@@ -235,6 +250,8 @@ def debiased_oracle(
         raise ValueError(f"ci must be a confidence level in (0, 1), got {ci}")
     if int(n_resamples) < 10:
         raise ValueError("n_resamples must be >= 10")
+    if not results.is_binary and method in GRADED_MC:
+        options = {"seed": seed, **options}  # the Monte Carlo splits follow the seed
     dec = _decompose(results, method, backend=backend, **options)
     value = dec.estimate()
     naive = float(naive_rows_any(results).mean())

@@ -16,8 +16,8 @@ def counts(results: EvalResults, what: str) -> tuple[np.ndarray, np.ndarray]:
     if not results.is_binary:
         raise ValueError(
             f"{what} works on binary (0/1) success counts; these scores are graded "
-            "(use method='naive', or 'extrapolation'/'crossfit' on results that keep "
-            "the raw scores)"
+            "(use 'naive', or the Monte Carlo 'crossfit', 'extrapolation' or "
+            "'jackknife' on results that keep the raw scores)"
         )
     S = np.ascontiguousarray(np.rint(results.successes).astype(np.int64))
     G = np.ascontiguousarray(results.n_draws.astype(np.int64))
