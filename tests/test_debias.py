@@ -326,3 +326,16 @@ def test_graded_monte_carlo_matches_exact_on_binary():
     noisy = cf.EvalResults.from_arrays(np.clip(scores * 0.8 + 0.1, 0, 1))
     a = cf.debiased_oracle(noisy, "crossfit", seed=1, n_splits=8).value
     assert 0 < a <= cf.debiased_oracle(noisy, "naive").value
+
+
+def test_pgm_subsample_warm_start(monkeypatch, sim):
+    from capfront.debias import latent
+
+    S = np.rint(sim.successes).astype(np.int64)
+    topic = np.asarray(sim.topic).astype(np.int64)
+    full = decompose_counts(S, sim.n_draws, "pgm", topic=topic).estimate()
+    monkeypatch.setattr(latent, "SUBSAMPLE_ABOVE", 1000)
+    monkeypatch.setattr(latent, "SUBSAMPLE_SIZE", 500)
+    warm = decompose_counts(S, sim.n_draws, "pgm", topic=topic)
+    assert warm.estimate() == pytest.approx(full, abs=2e-3)
+    assert warm.diagnostics["converged"]
