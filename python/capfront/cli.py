@@ -41,12 +41,13 @@ def _common_report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, metavar="N",
                    help="seed of every random step (default 0)")
     p.add_argument("--resamples", type=int, default=1000, metavar="B",
-                   help="bootstrap resamples for the intervals (default 1000)")
+                   help="bootstrap resamples for the intervals (default 1000, "
+                        "demo 500)")
     p.add_argument("--level", type=float, default=0.95,
                    help="confidence level of the intervals (default 0.95)")
     p.add_argument("--audit-sims", type=int, default=20, metavar="S",
                    help="simulated data sets for the audit that picks the debiasing "
-                        "method (default 20; 0 skips the audit)")
+                        "method (default 20, demo 10; 0 skips the audit)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("name", nargs="?", default="evalperf", choices=sorted(DEMOS),
                       help="which bundled example (default evalperf)")
     _common_report_args(demo)
-    demo.set_defaults(func=cmd_demo, resamples=500)
+    demo.set_defaults(func=cmd_demo, resamples=500, audit_sims=10)
 
     sim = sub.add_parser("simulate", help="write a synthetic data set with its truth",
                          description="Write a synthetic evaluation (SPEC 8) with each "

@@ -643,7 +643,7 @@ def _gap_block(sec: Mapping[str, Any]) -> Block:
     notes = []
     if sec.get("bound_method"):
         lvl = sec.get("level")
-        notes.append(f"bounds ({fmt(lvl, 'share') if lvl else ''} one-sided): "
+        notes.append(f"bounds ({f'{lvl:.0%} ' if lvl else ''}one-sided): "
                      f"{sec['bound_method']}")
     if sec.get("router"):
         notes.append(f"router: {sec['router']}")
@@ -864,7 +864,17 @@ def save_figures(rep: Report, out: Path) -> list[Path]:
     if fronts:
         fig, axes = plt.subplots(1, len(fronts), figsize=(6.5 * len(fronts), 5),
                                  squeeze=False)
+        settings = rep.data.get("settings") or {}
         for ax, (kind, fr) in zip(axes[0], fronts, strict=True):
+            small = rep.results.n_prompts * rep.results.n_models <= \
+                FRONTIER_CI_MAX_CELLS
+            if small and getattr(fr, "band", 1) is None and hasattr(fr, "with_band"):
+                try:
+                    fr.with_band(n_resamples=min(200, settings.get("n_resamples", 200)),
+                                 level=settings.get("level", 0.95),
+                                 seed=settings.get("seed", 0))
+                except (ValueError, TypeError):
+                    pass  # the band is decoration; the report has the numbers
             if _accepts(fr.plot, "logx"):
                 fr.plot(ax=ax, logx=kind != "frontier")
             else:
