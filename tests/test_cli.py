@@ -169,14 +169,24 @@ def test_simulate_then_report(tmp_path):
     assert data["truth"]["true_oracle"] == pytest.approx(sim.true_oracle)
     assert data["naive_oracles"]["prehoc"]["value"] == pytest.approx(
         capfront.naive_oracle(sim).value)
+
+def test_simulate_counts(tmp_path, capsys):
+    from capfront.cli import main
+
     counts = tmp_path / "sim.csv"
-    run("simulate", "--prompts", "50", "--models", "3", "--draws", "4", "--counts",
-        "--out", str(counts))
-    assert {"n_correct", "n_samples", "truth_p"} <= set(pd.read_csv(counts).columns)
+    assert main(["simulate", "--prompts", "50", "--models", "3", "--draws", "4",
+                 "--counts", "--out", str(counts)]) == 0
+    frame = pd.read_csv(counts)
+    assert {"n_correct", "n_samples", "truth_p"} <= set(frame.columns)
+    sim = capfront.simulate(50, 3, 4, n_topics=4, seed=0)
+    r = load(counts).results
+    assert r.true_oracle == pytest.approx(sim.true_oracle)
+    assert capfront.naive_oracle(r).value == pytest.approx(
+        capfront.naive_oracle(sim).value)
 
 
 # ---------------------------------------------------------------- errors
-@pytest.mark.parametrize("args, needle", [
+ERROR_CASES = [
     (["report", "no/such/file.csv"], "no/such/file.csv"),
     (["report", str(FIX / "long.csv"), "--score", "nope"], "no column 'nope'"),
     (["report", str(FIX / "tokens.csv"), "--prices", str(FIX / "prices_missing.csv")],
@@ -184,31 +194,55 @@ def test_simulate_then_report(tmp_path):
     (["report", str(FIX / "tokens.csv"), "--prices", "missing_prices.csv"],
      "missing_prices.csv"),
     (["report", str(FIX / "README.md")], "cannot tell the format"),
+    (["report", str(FIX / "lm_eval_runs"), "--score", "bleu"], "no metric 'bleu'"),
     (["simulate", "--models", "0", "--out", "x.csv"], "n_models must be >= 1"),
     (["simulate", "--out", "x.xlsx"], ".csv, .csv.gz, .parquet or .jsonl"),
-])
-def test_errors_are_one_line(args, needle, tmp_path):
-    proc = run(*args, check=False, cwd=tmp_path)
-    assert proc.returncode == 1
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
+]
+
+
+def check_one_line(code: int, stderr: str, needle: str) -> None:
+    assert code == 1
+    assert "Traceback" not in stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
     assert lines[0].startswith("capfront: error: ")
     assert needle in lines[0]
 
 
-def test_bad_values_in_table(tmp_path):
+@pytest.mark.parametrize("args, needle", ERROR_CASES[:2])
+def test_errors_are_one_line_subprocess(args, needle, tmp_path):
+    proc = run(*args, check=False, cwd=tmp_path)
+    check_one_line(proc.returncode, proc.stderr, needle)
+
+
+@pytest.mark.parametrize("args, needle", ERROR_CASES)
+def test_errors_are_one_line(args, needle, tmp_path, capsys, monkeypatch):
+    from capfront.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    code = main(args)
+    check_one_line(code, capsys.readouterr().err, needle)
+
+
+def test_bad_values_in_table(tmp_path, capsys):
+    from capfront.cli import main
+
     bad = tmp_path / "bad.csv"
     bad.write_text("prompt_id,model,score\np1,a,1\np1,a,x\n")
-    proc = run("report", str(bad), check=False)
-    assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert str(bad) in proc.stderr and "score" in proc.stderr
+    code = main(["report", str(bad)])
+    err = capsys.readouterr().err
+    check_one_line(code, err, str(bad))
+    assert "score" in err
 
 
-def test_entry_points():
+def test_entry_points(capsys):
+    from capfront.cli import main
+
     assert "report" in run("--help").stdout
-    assert "capfront" in run("--version").stdout
     assert "demo" in run("--help", module="capfront.cli").stdout
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert "capfront" in capsys.readouterr().out
     exe = shutil.which("capfront")
     if exe is not None and Path(exe).resolve().parent == Path(sys.executable).parent:
         proc = subprocess.run([exe, "report", "--help"], capture_output=True,
@@ -256,3 +290,16 @@ def test_report_on_shared_data_with_prices(tmp_path):
                       f"{models[0]},1,2\n")
     proc = run("report", str(sub), "--prices", str(prices), check=False)
     assert proc.returncode == 1 and "no price for model" in proc.stderr
+
+
+def test_study_subcommand_registered(capsys):
+    studies_cli = pytest.importorskip("capfront.studies.cli",
+                                      reason="capfront.studies.cli not present")
+    if not hasattr(studies_cli, "add_parser"):
+        pytest.skip("capfront.studies.cli has no add_parser")
+    from capfront.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["study", "--help"])
+    assert exc.value.code == 0
+    assert "bias-decay" in capsys.readouterr().out
