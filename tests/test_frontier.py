@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 from pathlib import Path
 
 import numpy as np
@@ -364,3 +365,41 @@ def test_large_merge_threads_and_backends_identical():
                     np.testing.assert_array_equal(getattr(got, f), getattr(ref, f))
     finally:
         capfront.set_num_threads(threads)
+
+
+def test_without_numba_pure_python_kernels_agree():
+    """With numba hidden the numba kernels run as plain Python (``_jit`` fallback):
+    they must still import and give the same segments and Pareto set."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules["numba"] = None
+import numpy as np
+import capfront
+from capfront import _numba_frontier as nbf
+assert "numba" not in capfront.available_backends()
+rng = np.random.default_rng(0)
+c = rng.choice([0.0, 0.5, 1.0, 2.0], size=(40, 5)); q = rng.integers(0, 5, (40, 5)) / 4
+got = nbf.hull_segments_dense_nb(c, q)
+ref = capfront.hull_segments(c, q, backend="numpy")
+for k, v in got.items():
+    assert np.array_equal(v, getattr(ref, k)), k
+S = rng.integers(0, 4, (30, 3)); G = np.full((30, 3), 3)
+got = nbf.hull_segments_posthoc_nb(S, G, np.ones((30, 3)), 3)
+r = capfront.EvalResults.from_counts(S, G, cost=np.ones((30, 3)))
+ref = capfront.frontier(r, posthoc=True, backend="numpy").segments
+for k, v in got.items():
+    assert np.array_equal(v, getattr(ref, k)), k
+pts = rng.integers(0, 3, (60, 3)).astype(float)
+assert np.array_equal(nbf.pareto_minima_3d_nb(pts),
+                      capfront.pareto_3d(pts, maximize=(False,) * 3, backend="numpy"))
+print("ok")
+"""
+    env_path = str(Path(capfront.__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": env_path},
+                         check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("ok")
