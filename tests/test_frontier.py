@@ -207,11 +207,8 @@ def test_cost_choices_and_errors():
         frontier(r, cost="unit", max_k=2)
     with pytest.raises(ValueError, match="unknown backend"):
         frontier(r, cost="unit", backend="fortran")
-    debias = importlib.util.find_spec("capfront.debias")
-    if debias is None or not hasattr(importlib.import_module("capfront.debias"),
-                                     "cell_quality"):
-        with pytest.raises(ValueError, match="supported now"):
-            frontier(r, cost="unit", quality="pgm")
+    with pytest.raises(ValueError, match="not supported"):
+        frontier(r, cost="unit", quality="crossfit")
     q = np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]])
     fr = frontier(r, cost=[1.0, 1.0], quality=q)
     assert fr.max_quality == pytest.approx((0.9 + 0.8 + 0.5) / 3)
@@ -288,6 +285,20 @@ def test_versus_best_single_ci_and_band_and_plot(tmp_path):
         t = f.versus_best_single(ci=0.9, n_resamples=30)
         lo, hi = t.loc["all", "cost_reduction_low"], t.loc["all", "cost_reduction_high"]
         assert lo <= t.loc["all", "cost_reduction"] + 1e-9 <= hi + 2e-9
+
+
+def test_pgm_quality_posterior_means():
+    if not hasattr(capfront, "debiased_oracle"):
+        pytest.skip("capfront.debiased_oracle not available")
+    r = capfront.simulate(400, 4, 5, seed=2, as_counts=True)
+    if not r.has_cost:
+        r = capfront.EvalResults.from_counts(
+            np.rint(r.successes).astype(int), r.n_draws, cost=[1.0, 2.0, 3.0, 4.0])
+    fr = frontier(r, quality="pgm")
+    naive = frontier(r)
+    diag = capfront.debiased_oracle(r, "pgm").diagnostics
+    assert fr.max_quality == pytest.approx(diag["max_of_posterior_means"])
+    assert fr.max_quality < naive.max_quality  # shrinkage removes optimism
 
 
 def test_latency_frontier():

@@ -327,13 +327,19 @@ def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
     except ImportError:
         debias = None
     fn = getattr(debias, "cell_quality", None)
-    if fn is None:
+    if fn is not None:  # the debiasing module's own per-cell estimates, if it has them
+        arr = np.array(fn(results, quality), dtype=np.float64)
+    elif quality == "pgm" and hasattr(debias, "debiased_oracle"):
+        # posterior means E_post[p[n, l]] of the latent model (SPEC 4b): the
+        # frontier's top is then mean_n max_l E_post[p[n, l]]
+        fit = debias.debiased_oracle(results, "pgm")
+        arr = np.array(fit.diagnostics["posterior_mean_p"], dtype=np.float64)
+    else:
         raise ValueError(
-            f"quality={quality!r} is not supported yet: supported now are 'naive' "
-            "and an (N, L) array of per-cell quality estimates (debiased per-cell "
-            "estimates plug in through capfront.debias.cell_quality when available)"
+            f"quality={quality!r} is not supported: per-cell estimates exist for "
+            "'naive' (p_hat) and 'pgm' (posterior means of the latent model); or pass "
+            "an (N, L) array of per-cell quality estimates"
         )
-    arr = np.array(fn(results, quality), dtype=np.float64)
     arr[~results.observed] = np.nan
     return arr
 
@@ -414,9 +420,10 @@ def frontier_options(
     max_k : int, optional
         Largest ``k`` (default: the most draws of any cell); ``k > n_draws[n, l]`` is
         unavailable.
-    quality : ``"naive"`` or (N, L) array
-        Per-cell quality of one generation: ``p_hat`` (naive) or given estimates
-        (prehoc only). Debiased method names are looked up in ``capfront.debias``.
+    quality : ``"naive"``, ``"pgm"`` or (N, L) array
+        Per-cell quality of one generation: ``p_hat`` (naive), the latent model's
+        posterior means (``"pgm"``) or given estimates (prehoc only). The other
+        debiasing methods estimate only the oracle, not per-cell qualities.
     cost : None, ``"unit"`` or array (N, L) / (L,)
         Cost of one generation: the results' mean cost per cell (default),
         1 per generation, or given (NaN marks an unavailable cell).
@@ -1029,10 +1036,9 @@ def frontier(
     posthoc : bool
         Add best-of-``k`` options of every model (quality = unbiased pass@k, cost =
         ``k`` times the cell's mean cost).
-    quality : ``"naive"`` or (N, L) array
-        Per-cell quality of one generation: ``p_hat`` or given (e.g. debiased)
-        estimates; debiased method names are taken from ``capfront.debias`` when it
-        offers per-cell estimates.
+    quality : ``"naive"``, ``"pgm"`` or (N, L) array
+        Per-cell quality of one generation: ``p_hat``, the latent model's posterior
+        means ``E_post[p[n, l]]`` (SPEC 4b; binary counts), or given estimates.
     max_k : int, optional
         Largest ``k`` for posthoc (default: the most draws of any cell).
     benchmark : label or (N,) labels, optional
