@@ -414,3 +414,17 @@ print("ok")
                          check=False)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok")
+
+
+def test_single_points_match_single_models():
+    rng = np.random.default_rng(5)
+    S = rng.integers(0, 6, size=(80, 3))
+    r = capfront.EvalResults.from_counts(S, 5, cost=[1.0, 2.0, 0.5])
+    pts = frontier(r, posthoc=True, max_k=3).single_points()
+    table = capfront.single_models(r, best_of_k=[2, 3])
+    for k, col in ((1, "accuracy"), (2, "pass@2"), (3, "pass@3")):
+        got = pts[pts["k"] == k].set_index("model")
+        np.testing.assert_allclose(got.loc[table.index, "quality"], table[col],
+                                   rtol=1e-12)
+        np.testing.assert_allclose(got.loc[table.index, "cost"],
+                                   k * table["mean_cost"], rtol=1e-12)

@@ -19,6 +19,7 @@ order from every prompt's cheapest option (see ``cpp/include/capfront/frontier.h
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -748,30 +749,40 @@ class Frontier:
                         share=share, randomised=randomised)
 
     # ---------------------------------------------------------------- singles
-    def single_points(self) -> pd.DataFrame:
-        """Single models (``k = 1``) and, for a posthoc frontier, their best-of-k
-        points: ``(model, k, cost = k * C_l, quality = mean pass@k)`` over the
-        frontier's prompts where the model has at least ``k`` draws."""
-        c, q, om, ok = _single_options(self)
-        w = self.weights
+    def single_points(self, best_of_k: bool = True) -> pd.DataFrame:
+        """Single models (``k = 1``) and, for a posthoc frontier with ``best_of_k``,
+        their best-of-k points: ``(model, k, cost = mean k * cbar, quality = mean
+        pass@k)`` over the frontier's prompts where the model has at least ``k``
+        draws (``coverage``: their weight). Works per ``k`` on ``(N, L)`` arrays."""
+        res, w = self.results, self.weights
+        cbar = _cell_cost(res, self.cost)
+        q1 = _cell_quality(res, "naive" if self.posthoc else self.quality)
+        layers: Any = [(1, cbar, q1)]
+        if self.posthoc and best_of_k and self.max_k > 1:
+            layers = itertools.chain(layers, _best_of_k_layers(res, cbar, self.max_k))
         rows = []
-        for j in range(len(om)):
-            ok_rows = np.isfinite(c[:, j]) & np.isfinite(q[:, j]) & (w > 0)
-            if not ok_rows.any():
-                continue
-            ww = w[ok_rows] / w[ok_rows].sum()
-            rows.append({"model": str(self.models[om[j]]), "k": int(ok[j]),
-                         "cost": float(ww @ c[ok_rows, j]),
-                         "quality": float(ww @ q[ok_rows, j]),
-                         "coverage": float(w[ok_rows].sum())})
-        return pd.DataFrame(rows, columns=["model", "k", "cost", "quality", "coverage"])
+        inside = (w > 0)[:, None]
+        for k, ck, qk in layers:
+            ok = np.isfinite(ck) & np.isfinite(qk) & inside
+            wk = np.where(ok, w[:, None], 0.0)
+            total = wk.sum(axis=0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                cost = (wk * np.where(ok, ck, 0.0)).sum(axis=0) / total
+                quality = (wk * np.where(ok, qk, 0.0)).sum(axis=0) / total
+            for l in np.flatnonzero(total > 0):
+                rows.append({"model": str(self.models[l]), "k": int(k),
+                             "cost": float(cost[l]), "quality": float(quality[l]),
+                             "coverage": float(total[l]), "_order": int(l)})
+        table = pd.DataFrame(rows, columns=["model", "k", "cost", "quality", "coverage",
+                                            "_order"])
+        table = table.sort_values(["_order", "k"], kind="stable")
+        return table.drop(columns="_order").reset_index(drop=True)
 
     def best_single(self) -> tuple[str, float, float]:
         """(model, accuracy, mean cost) of the most accurate single model (one
         generation) on the frontier's prompts; ties go to the cheapest, then the
         first."""
-        pts = self.single_points()
-        pts = pts[pts["k"] == 1].reset_index(drop=True)
+        pts = self.single_points(best_of_k=False)
         best = pts["quality"].max()
         cand = pts[pts["quality"] == best].sort_values("cost", kind="stable")
         row = cand.iloc[0]
@@ -979,13 +990,24 @@ def _metric_statistic(column: str, posthoc: bool, max_k: int, quality: Any,
     return statistic
 
 
-def _single_options(fr: Frontier) -> tuple[np.ndarray, ...]:
-    """Dense per-model options for the single-model points (prehoc quality for
-    ``k = 1``, pass@k for ``k > 1``)."""
-    return frontier_options(fr.results, posthoc=fr.posthoc,
-                            max_k=fr.max_k if fr.posthoc else None,
-                            quality=fr.quality if not fr.posthoc else "naive",
-                            cost=fr.cost)
+def _best_of_k_layers(results: EvalResults, cbar: np.ndarray, K: int) -> Any:
+    """``(k, k * cbar, pass@k)`` as ``(N, L)`` arrays for ``k = 2..K`` (the
+    recursion of :func:`_binary_pass_at_k` one ``k`` at a time; graded scores use
+    :func:`_graded_best_of_k`)."""
+    if not results.is_binary:
+        qk = _graded_best_of_k(results, K)
+        for k in range(2, K + 1):
+            yield k, k * cbar, qk[:, :, k - 1]
+        return
+    S = np.rint(results.successes).astype(np.int64)
+    G = results.n_draws.astype(np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = (G - S).astype(np.float64) / G.astype(np.float64)
+        for k in range(2, K + 1):
+            num = G - S - k + 1
+            r = np.where(num > 0, r * (num.astype(np.float64)
+                                       / (G - k + 1).astype(np.float64)), 0.0)
+            yield k, k * cbar, np.where(k <= G, 1.0 - r, np.nan)
 
 
 def _benchmark_weights(results: EvalResults, benchmark: Any
