@@ -103,6 +103,12 @@ py::array_t<std::int64_t> bootstrap_two_level_sums(
                 thresholds.shape(0) == thresholds.shape(1) + 1,
             "thresholds must be shaped (G + 1, G)");
     const auto G = static_cast<std::size_t>(thresholds.shape(1));
+    require(G <= 255, "two-level draws need G <= 255");
+    const std::uint64_t* Tc = thresholds.data();
+    for (std::size_t s = 0; s <= G; ++s)
+        for (std::size_t k = 0; k + 1 < G; ++k)
+            require(Tc[s * G + k] <= Tc[s * G + k + 1],
+                    "thresholds must be non-decreasing along each row");
     const std::uint8_t* S = successes.data();
     for (std::size_t i = 0; i < n * L; ++i)
         require(S[i] <= G, "successes must lie in 0..G");

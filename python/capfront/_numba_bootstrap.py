@@ -113,7 +113,6 @@ def bootstrap_two_level_sums_nb(offsets, seed_lo, seed_hi, b0, nb, successes,  #
     gets S* = #{k : u >= T[S, k]} with u word w * L + l of stream 1."""
     n = offsets[-1]
     L = successes.shape[1]
-    G = thresholds.shape[1]
     K = (1 if with_max else 0) + (L if with_cells else 0)
     first = 1 if with_max else 0
     out = np.zeros((nb, K), dtype=np.int64)
@@ -137,10 +136,7 @@ def bootstrap_two_level_sums_nb(offsets, seed_lo, seed_hi, b0, nb, successes,  #
                 best = 0
                 for l in range(L):
                     u = np.uint64(cells[i * L + l])
-                    srow = successes[row, l]
-                    k = 0
-                    while k < G and u >= thresholds[srow, k]:
-                        k += 1
+                    k = np.searchsorted(thresholds[successes[row, l]], u, side="right")
                     if k > best:
                         best = k
                     if with_cells:

@@ -248,6 +248,14 @@ inline void bootstrap_two_level_sums(const Strata& st, std::uint64_t seed, std::
                                      bool with_cells, std::int64_t* sums) {
     const std::size_t n = st.n;
     const std::size_t K = (with_max ? 1 : 0) + (with_cells ? L : 0);
+    // guide[s * 256 + h] = #{k : T[s][k] <= h 2^24}, a start for the inversion.
+    std::vector<std::uint8_t> guide((G + 1) * 256);
+    for (std::size_t s = 0; s <= G; ++s)
+        for (std::size_t h = 0; h < 256; ++h) {
+            const std::uint64_t* T = thresholds + s * G;
+            guide[s * 256 + h] = static_cast<std::uint8_t>(
+                std::upper_bound(T, T + G, static_cast<std::uint64_t>(h) << 24) - T);
+        }
     parallel_blocks(nb, 1, [&](std::size_t r0, std::size_t r1) {
         std::vector<std::uint32_t> words(n + 4);
         std::vector<std::uint32_t> cell_words;
@@ -277,9 +285,11 @@ inline void bootstrap_two_level_sums(const Strata& st, std::uint64_t seed, std::
                     const std::uint32_t* u = cell_words.data() + i * L;
                     std::int64_t best = 0;
                     for (std::size_t l = 0; l < L; ++l) {
+                        // #{k : u >= T[k]} (T non-decreasing): start from the
+                        // count below u's top byte, then scan the few left.
                         const std::uint64_t* T = thresholds + S[l] * G;
-                        std::size_t k = 0;
-                        while (k < G && u[l] >= T[k]) ++k;
+                        std::size_t k = guide[S[l] * 256 + (u[l] >> 24)];
+                        while (k < G && T[k] <= u[l]) ++k;
                         best = std::max<std::int64_t>(best, static_cast<std::int64_t>(k));
                         if (with_cells) out[(with_max ? 1 : 0) + l] += static_cast<std::int64_t>(k);
                     }
