@@ -110,6 +110,8 @@ def _estep_nb(table, cell_row, topic, log_w, resp, ll):
             tot += r[j]
         for j in range(J):
             r[j] /= tot
+            if r[j] < 1e-12:
+                r[j] = 0.0
         ll[n] = mx + np.log(tot)
 
 

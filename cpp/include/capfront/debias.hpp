@@ -141,6 +141,10 @@ inline void crossfit_rows(const std::int64_t* successes, const std::int64_t* n_d
 // T[((l * K + k) * R + row) * J + j], row = the cell's (G, S) table row.
 // cell_row[n * L + l] is that row (-1: model not run on the prompt).
 
+// Posterior weights below this are set to zero (not renormalised): they change no
+// estimate, and the M-step statistics become sparse.
+constexpr double kRespFloor = 1e-12;
+
 // E-step: resp[n, j] = posterior weight of D_j for prompt n. Returns the marginal
 // log-likelihood sum_n log sum_j w_j prod_l h(...). Cost O(N L J), memory O(N J).
 inline double pgm_estep(const double* T, const std::int64_t* cell_row,
@@ -171,7 +175,10 @@ inline double pgm_estep(const double* T, const std::int64_t* cell_row,
                     r[j] = std::exp(r[j] - mx);
                     tot += r[j];
                 }
-                for (std::size_t j = 0; j < J; ++j) r[j] /= tot;
+                for (std::size_t j = 0; j < J; ++j) {
+                    r[j] /= tot;
+                    if (r[j] < kRespFloor) r[j] = 0.0;  // keeps C sparse
+                }
                 acc_ll += mx + std::log(tot);
             }
             partial[b] = acc_ll;
@@ -221,12 +228,18 @@ inline double pgm_estep_stats(const double* T, const std::int64_t* cell_row,
                     tot += r[j];
                 }
                 const double inv = 1.0 / tot;
-                for (std::size_t j = 0; j < J; ++j) r[j] *= inv;
+                for (std::size_t j = 0; j < J; ++j) {
+                    r[j] *= inv;
+                    if (r[j] < kRespFloor) r[j] = 0.0;  // keeps C sparse
+                }
                 acc_ll += mx + std::log(tot);
+                std::size_t j0 = 0, j1 = J;  // the non-zero range of r
+                while (j0 < J && r[j0] == 0.0) ++j0;
+                while (j1 > j0 && r[j1 - 1] == 0.0) --j1;
                 for (std::size_t l = 0; l < L; ++l) {
                     if (rows[l] < 0) continue;
                     double* c = cb + ((l * K + k) * R + static_cast<std::size_t>(rows[l])) * J;
-                    for (std::size_t j = 0; j < J; ++j) c[j] += r[j];
+                    for (std::size_t j = j0; j < j1; ++j) c[j] += r[j];
                 }
             }
             part_ll[b] = acc_ll;

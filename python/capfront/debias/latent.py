@@ -175,7 +175,8 @@ def _estep_np(table, cell_row, topic, log_w, resp) -> float:
         mx = logpost.max(axis=1, keepdims=True)
         e = np.exp(logpost - mx)
         tot = e.sum(axis=1, keepdims=True)
-        resp[sl] = e / tot
+        r = e / tot
+        resp[sl] = np.where(r < 1e-12, 0.0, r)  # as the C++ kernel
         ll += float((mx[:, 0] + np.log(tot[:, 0])).sum())
     return ll
 
