@@ -780,11 +780,13 @@ class Frontier:
 
     def best_single(self) -> tuple[str, float, float]:
         """(model, accuracy, mean cost) of the most accurate single model (one
-        generation) on the frontier's prompts; ties go to the cheapest, then the
+        generation) on the frontier's prompts; ties (accuracies equal to a relative
+        1e-12, i.e. up to the rounding of the means) go to the cheapest, then the
         first."""
         pts = self.single_points(best_of_k=False)
         best = pts["quality"].max()
-        cand = pts[pts["quality"] == best].sort_values("cost", kind="stable")
+        tied = np.isclose(pts["quality"], best, rtol=1e-12, atol=0.0)
+        cand = pts[tied].sort_values("cost", kind="stable")
         row = cand.iloc[0]
         return str(row["model"]), float(row["quality"]), float(row["cost"])
 
