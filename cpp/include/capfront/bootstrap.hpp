@@ -22,7 +22,7 @@
 // kGroupReplicates so one pass over a tile of Z (kTilePrompts prompts, in L2)
 // serves the whole group: memory traffic per replicate is N bytes of counts plus
 // N * K / kGroupReplicates bytes of Z. Extra memory: kGroupReplicates * N bytes
-// of counts and 4 N bytes of words per thread.
+// of counts (at most about 8 MB) and 4 N bytes of words per thread.
 //
 // Two-level (binary, equal G): after the prompt draw, slot w's cell l gets
 // S* = #{k < G : u >= T[S][k]} with u word w * L + l of stream (seed, b, 1) and
@@ -207,14 +207,18 @@ inline void bootstrap_sums(const Strata& st, std::uint64_t seed, std::uint64_t b
                            std::size_t nb, const std::int8_t* z8, std::size_t K8,
                            const std::int64_t* z64, std::size_t K64, std::int64_t* sums) {
     const std::size_t n = st.n, K = K8 + K64;
-    const std::size_t n_groups = (nb + kGroupReplicates - 1) / kGroupReplicates;
+    // Smaller groups for huge n keep the per-thread counts under ~8 MB (the sums
+    // are exact, so the grouping does not change them).
+    const std::size_t group = std::max<std::size_t>(
+        1, std::min(kGroupReplicates, (std::size_t{8} << 20) / std::max<std::size_t>(n, 1)));
+    const std::size_t n_groups = (nb + group - 1) / group;
     const bootstrap_detail::AccumulateFn accumulate = bootstrap_detail::accumulate_group();
     parallel_blocks(n_groups, 1, [&](std::size_t g0, std::size_t g1) {
         std::vector<std::uint32_t> words(n + 4);
-        std::vector<std::uint8_t> counts(kGroupReplicates * n);
+        std::vector<std::uint8_t> counts(group * n);
         for (std::size_t g = g0; g < g1; ++g) {
-            const std::size_t r0 = g * kGroupReplicates;
-            const std::size_t R = std::min(kGroupReplicates, nb - r0);
+            const std::size_t r0 = g * group;
+            const std::size_t R = std::min(group, nb - r0);
             for (std::size_t r = 0; r < R; ++r)
                 resample_counts(st, seed, static_cast<std::uint32_t>(b0 + r0 + r),
                                 words.data(), counts.data() + r * n);
