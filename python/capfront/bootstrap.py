@@ -425,10 +425,12 @@ class _Linear:
 
 @dataclass
 class _Weighted:
-    """value(prompt weights in original order, summing to 1)."""
+    """value(prompt weights in original order, summing to 1); ``batch`` maps a
+    chunk of weight rows ``(nb, N)`` to ``nb`` values at once."""
 
     value: Callable[[np.ndarray], float]
     estimate: float
+    batch: Callable[[np.ndarray], np.ndarray] | None = None
 
 
 @dataclass
@@ -635,28 +637,12 @@ def _debias_plan(results: EvalResults, name: str, strata: _Strata) -> _Linear:
     return plan
 
 
-def _prompt_weights_best_single(results: EvalResults, cost: np.ndarray
-                                ) -> Callable[[np.ndarray], tuple[float, float]]:
-    obs = results.observed
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(obs, results.successes / results.n_draws, 0.0)
-    c = np.where(obs, cost, 0.0)
-    o = obs.astype(np.float64)
-
-    def best(w: np.ndarray) -> tuple[float, float]:
-        share = w @ o
-        with np.errstate(invalid="ignore", divide="ignore"):
-            acc = np.where(share > 0, (w @ p) / share, -np.inf)
-            cst = np.where(share > 0, (w @ c) / share, np.inf)
-        top = acc.max()
-        cand = np.flatnonzero(acc == top)
-        i = int(cand[np.argmin(cst[cand])])
-        return float(cst[i]), float(acc[i])
-
-    return best
-
-
 def _frontier_plan(results: EvalResults, name: str) -> _Weighted:
+    """Frontier metric of the prehoc naive frontier against the best single model,
+    per replicate: the hull segments are sorted once; a replicate re-weights them
+    (running sums of ``w[prompt] * dcost``, ``w[prompt] * dquality``) and takes the
+    best single model from the weighted column means (one matrix product per chunk
+    of replicates)."""
     try:
         from .frontier import _cell_cost, frontier_metrics, frontier_segments
     except ImportError as err:
@@ -666,15 +652,40 @@ def _frontier_plan(results: EvalResults, name: str) -> _Weighted:
         ) from None
     seg = frontier_segments(results)[0]
     cost = np.asarray(_cell_cost(results, None), dtype=np.float64)
-    best = _prompt_weights_best_single(results, cost)
+    obs = results.observed
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(obs, results.successes / results.n_draws, 0.0)
+    c = np.where(obs, cost, 0.0)
+    o = obs.astype(np.float64)
     key = _FRONTIER_STATS[name]
+    prompt, dcost, dquality = seg.prompt, seg.dcost, seg.dquality
+
+    def batch(W: np.ndarray) -> np.ndarray:
+        W = W / W.sum(axis=1, keepdims=True)
+        share = W @ o
+        with np.errstate(invalid="ignore", divide="ignore"):
+            acc = np.where(share > 0, (W @ p) / share, -np.inf)
+            cst = np.where(share > 0, (W @ c) / share, np.inf)
+        x0 = W @ seg.base_cost
+        y0 = W @ seg.base_quality
+        out = np.empty(W.shape[0])
+        for r in range(W.shape[0]):
+            top = acc[r].max()
+            cand = np.flatnonzero(acc[r] == top)
+            i = int(cand[np.argmin(cst[r, cand])])
+            # zero-weight segments add repeated points, which the metrics allow
+            ws = W[r, prompt]
+            x = np.concatenate([[x0[r]], x0[r] + np.cumsum(ws * dcost)])
+            y = np.concatenate([[y0[r]], y0[r] + np.cumsum(ws * dquality)])
+            out[r] = frontier_metrics(np.column_stack([x, y]), float(cst[r, i]),
+                                      float(acc[r, i]))[key]
+        return out
 
     def value(w: np.ndarray) -> float:
-        best_cost, best_acc = best(w)
-        return float(frontier_metrics(seg.vertices(w), best_cost, best_acc)[key])
+        return float(batch(np.asarray(w, dtype=np.float64)[None, :])[0])
 
     N = results.n_prompts
-    return _Weighted(value, value(np.full(N, 1.0 / N)))
+    return _Weighted(value, value(np.full(N, 1.0 / N)), batch)
 
 
 def _frontier_value(results: EvalResults, name: str) -> float:
@@ -851,8 +862,12 @@ def _weighted_replicates(plan: _Weighted, strata: _Strata, seed: int, B: int,
     reps = np.empty(B)
     n = strata.n
     for b0, counts in _count_chunks(strata, seed, B, backend, progress):
-        for r in range(counts.shape[0]):
-            reps[b0 + r] = plan.value(counts[r].astype(np.float64) / n)
+        W = counts.astype(np.float64) / n
+        if plan.batch is not None:
+            reps[b0 : b0 + W.shape[0]] = plan.batch(W)
+        else:
+            for r in range(W.shape[0]):
+                reps[b0 + r] = plan.value(W[r])
     return reps
 
 
