@@ -296,6 +296,8 @@ def test_pgm_quality_posterior_means():
             np.rint(r.successes).astype(int), r.n_draws, cost=[1.0, 2.0, 3.0, 4.0])
     fr = frontier(r, quality="pgm")
     naive = frontier(r)
+    with pytest.raises(NotImplementedError, match="refit"):
+        fr.versus_best_single(ci=0.9)
     diag = capfront.debiased_oracle(r, "pgm").diagnostics
     assert fr.max_quality == pytest.approx(diag["max_of_posterior_means"])
     assert fr.max_quality < naive.max_quality  # shrinkage removes optimism

@@ -878,7 +878,13 @@ class Frontier:
                    and self.quality == "naive" and self.cost is None)
         cost = self.cost
         per_cell = not (cost is None or isinstance(cost, str) or np.ndim(cost) == 1)
-        if per_cell or not isinstance(self.quality, str):
+        if not (isinstance(self.quality, str) and self.quality == "naive"):
+            raise NotImplementedError(
+                f"versus_best_single(ci=...) for quality={self.quality!r} is not "
+                "supported: it would refit the per-cell estimates on every bootstrap "
+                "replicate; use quality='naive' for intervals"
+            )
+        if per_cell:
             raise NotImplementedError(
                 "versus_best_single(ci=...) with per-cell cost or quality arrays is "
                 "not supported (they do not follow resampled prompts); use cost=None, "
