@@ -474,3 +474,23 @@ def test_pass_at_k_errors():
         cf.pass_at_k(5, -1, 1)
     with pytest.raises(ValueError, match="whole numbers"):
         cf.pass_at_k(5.5, 1, 1)
+
+
+def test_byte_fast_path_falls_back_per_row(backend):
+    """uint8 rows with a value > 1 take the exact general loop, the others the
+    bit-packed path; masks, odd G and several 2048-row blocks included."""
+    rng = np.random.default_rng(8)
+    N, L, G = 2 * 2048 + 3, 3, 13
+    x = (rng.random((N, L, G)) < 0.3).astype(np.uint8)
+    bad_rows = rng.choice(N, size=40, replace=False)
+    x[bad_rows, rng.integers(0, L, 40), rng.integers(0, G, 40)] = rng.choice(
+        [2, 7, 255], size=40
+    )
+    mask = rng.random((N, L, G)) < 0.9
+    for m in (None, mask):
+        want = sufficient_stats(x.astype(np.float64), m, backend="numpy")
+        got = sufficient_stats(x, m, backend=backend)
+        for name in ("successes", "sum_sq", "n_draws", "max_score"):
+            np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
+        assert got.flags == want.flags
+        assert not got.is_binary
