@@ -452,8 +452,8 @@ def _one_frontier(results: EvalResults, level: float, n_resamples: int, seed: in
         with_ci = False
         notes.append("posthoc intervals are not bootstrapped in the report (slow "
                      "path); use Frontier.versus_best_single(ci=...) in Python")
-    elif kwargs.get("cost") == "unit":
-        with_ci = False
+    elif kwargs.get("cost") == "unit" or "quality" in kwargs:
+        with_ci = False  # degenerate, or per-cell estimates refitted per replicate
     elif results.n_prompts * results.n_models > FRONTIER_CI_MAX_CELLS:
         with_ci = False
         notes.append(f"intervals skipped: more than {FRONTIER_CI_MAX_CELLS:,} "
@@ -610,7 +610,7 @@ def _versus_table(rows: Any) -> tuple[list[str], list[list[str]]]:
             cell = fmt(r.get(k), k)
             lo, hi = r.get(f"{k}_low"), r.get(f"{k}_high")
             if lo is not None and hi is not None:
-                cell += f" [{fmt(lo, k)}, {fmt(hi, k)}]"
+                cell += f" ({100 * lo:.0f}-{100 * hi:.0f})"
             line.append(cell)
         body.append(line)
     return [h for _, h in cols], body
@@ -648,6 +648,23 @@ def _gap_block(sec: Mapping[str, Any]) -> Block:
     if sec.get("router"):
         notes.append(f"router: {sec['router']}")
     return title, ["", "value"], rows, notes
+
+
+def _latency_block(sec: Mapping[str, Any], max_rows: int = 12) -> Block:
+    pts = sec["pareto_mean"]
+    if len(pts) > max_rows:
+        idx = np.unique(np.linspace(0, len(pts) - 1, max_rows).round().astype(int))
+        pts = [pts[i] for i in idx]
+    cols = [("label", "policy"), ("quality", "quality"), ("cost", "cost"),
+            ("latency_mean", "mean latency"), ("latency_p95", "P95 latency")]
+    rows = [[(r.get("label") or r.get("source") or "routed") if k == "label"
+             else fmt(r.get(k), k) for k, _ in cols] for r in pts]
+    notes = [f"{sec.get('n_pareto_mean')} of {sec.get('n_candidates')} candidate "
+             "policies are non-dominated in (quality up, cost down, mean latency "
+             f"down) ({sec.get('n_pareto_p95')} with P95 latency); "
+             f"{len(pts)} shown, by cost; all in report.json"]
+    return ("Latency frontier (non-dominated policies)", [h for _, h in cols], rows,
+            notes)
 
 
 def blocks(data: Mapping[str, Any]) -> list[Block]:
@@ -762,6 +779,9 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
         if key == "gap_decomposition":
             out.append(_gap_block(sec))
             continue
+        if key == "latency_frontier" and isinstance(sec.get("pareto_mean"), list):
+            out.append(_latency_block(sec))
+            continue
         if key == "frontier":
             for kind, fr in sec.items():
                 if not isinstance(fr, Mapping):
@@ -777,7 +797,8 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
                          "frontier vertices (report.json)",
                          "err. red. = error-rate reduction at the best model's cost; "
                          "cost red. = cost reduction at its accuracy; frontier acc = "
-                         "frontier accuracy at its cost", *fr.get("notes", [])]
+                         "frontier accuracy at its cost; (lo-hi) = bootstrap interval "
+                         "in %", *fr.get("notes", [])]
                 if fr.get("quality"):
                     notes.append(f"quality per cell: {fr['quality']} estimate")
                 out.append((f"{title} ({kind})", h, r, notes))
@@ -812,7 +833,7 @@ def to_markdown(data: Mapping[str, Any]) -> str:
 
 
 def _looks_numeric(cell: str) -> bool:
-    head = cell.split(" [")[0].replace(",", "").rstrip("%")
+    head = cell.split(" [")[0].split(" (")[0].replace(",", "").rstrip("%")
     if head in ("-", ""):
         return True
     try:
@@ -839,7 +860,8 @@ def print_rich(data: Mapping[str, Any], console: Any = None) -> None:
                 numeric = all(_looks_numeric(row[i]) for row in rows)
                 table.add_column(h, justify="right" if numeric and not key_value
                                  and i > 0 else "left",
-                                 no_wrap=i == 0 and not key_value)
+                                 no_wrap=(i == 0 or numeric) and not key_value,
+                                 overflow="ellipsis")
             for row in rows:
                 table.add_row(*row)
             console.print(table)
