@@ -257,6 +257,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # e.g. `capfront demo | head`: stop quietly
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     except (ValueError, FileNotFoundError, KeyError, OSError) as err:
         msg = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
         if isinstance(err, FileNotFoundError) and err.filename and (
