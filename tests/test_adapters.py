@@ -310,3 +310,19 @@ def test_detect_and_load_errors(tmp_path, routerbench_pkl):
         load(tmp_path)
     with pytest.raises(ValueError, match="cannot apply"):
         load(FIX / "lm_eval_runs", prices=FIX / "prices.csv")
+
+
+def test_inspect_binary_eval_format(tmp_path):
+    """The same logs in inspect's ``.eval`` (zip) format, written by inspect_ai."""
+    pytest.importorskip("inspect_ai", reason="inspect_ai (optional extra) absent")
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    for f in sorted((FIX / "inspect").glob("*.json")):
+        write_eval_log(read_eval_log(str(f)), str(tmp_path / (f.stem + ".eval")))
+    assert detect_format(tmp_path) == "inspect"
+    got = load(tmp_path).results
+    ref = load(FIX / "inspect").results
+    assert sorted(got.models) == sorted(ref.models)
+    for p in ("capitals/c1", "capitals/c3"):
+        for m in ref.models:
+            assert got.p_hat[cell(got, p, m)] == ref.p_hat[cell(ref, p, m)]
