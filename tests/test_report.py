@@ -208,3 +208,28 @@ def test_jsonable_and_fmt():
     assert fmt(None) == "-"
     assert fmt(12345.678) == "12,345.68"
     assert "| source | a (?) |" in to_markdown({"source": {"path": "a"}})
+
+
+def test_frontier_intervals_per_benchmark_when_one_fails():
+    """EvalPerf example: HumanEval+'s best model is nearly perfect, so some bootstrap
+    replicates have no error to reduce; the other rows still get intervals."""
+    if not hasattr(capfront, "frontier"):
+        pytest.skip("capfront.frontier not in this version")
+    from importlib import resources
+
+    from capfront.cli import demo_path
+
+    with resources.as_file(demo_path("evalperf")) as path:
+        res = load(path).results
+    rep = build_report(res, n_resamples=100, audit_sims=0)
+    sec = rep.data["frontier"]["prehoc"]
+    rows = {r["benchmark"]: r for r in sec["versus_best_single"]}
+    ref = capfront.frontier(res, benchmark="MBPP+").versus_best_single(
+        ci=0.95, n_resamples=100, seed=0)
+    if "error_reduction_low" not in rows["MBPP+"]:
+        assert any("no intervals" in n for n in sec.get("notes", []))
+        return
+    assert rows["MBPP+"]["error_reduction_low"] == pytest.approx(
+        ref["error_reduction_low"].iloc[0])
+    if "error_reduction_low" not in rows["HumanEval+"]:
+        assert any("HumanEval+" in n for n in sec["notes"])

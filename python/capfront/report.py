@@ -432,15 +432,46 @@ FRONTIER_CI_MAX_CELLS = 20_000
 
 
 def _versus(fr: Any, level: float, n_resamples: int, seed: int,
-            notes: list[str], with_ci: bool) -> Any:
+            notes: list[str], with_ci: bool, results: EvalResults | None = None,
+            kwargs: Mapping[str, Any] | None = None) -> Any:
     if not with_ci:
         return jsonable(fr.versus_best_single())
     try:
         table = fr.versus_best_single(ci=level, n_resamples=n_resamples, seed=seed)
     except (NotImplementedError, ImportError, TypeError, ValueError) as err:
-        notes.append(f"no intervals for the frontier comparison: {err}")
-        table = fr.versus_best_single()
+        rows = jsonable(fr.versus_best_single())
+        if results is None or results.benchmark is None:
+            notes.append(f"no intervals for the frontier comparison: {err}")
+            return rows
+        return _versus_by_group(rows, results, level, n_resamples, seed, notes,
+                                dict(kwargs or {}), err)
     return jsonable(table)
+
+
+def _versus_by_group(rows: list[dict[str, Any]], results: EvalResults, level: float,
+                     n_resamples: int, seed: int, notes: list[str],
+                     kwargs: dict[str, Any], err: Exception) -> list[dict[str, Any]]:
+    """Intervals one benchmark (and the pooled ``all`` row) at a time, when the joint
+    bootstrap fails for one of them (e.g. a best model without errors)."""
+    failed = []
+    for row in rows:
+        name = str(row.get("benchmark"))
+        if name == "mean":
+            continue
+        target = (np.full(results.n_prompts, "all") if name == "all" else name)
+        try:
+            sub = _api("frontier")(results, benchmark=target, **kwargs)
+            table = sub.versus_best_single(ci=level, n_resamples=n_resamples,
+                                           seed=seed)
+        except (NotImplementedError, ImportError, TypeError, ValueError):
+            failed.append(name)
+            continue
+        got = jsonable(table)[0]
+        row.update({k: v for k, v in got.items()
+                    if k.endswith(("_low", "_high"))})
+    if failed:
+        notes.append(f"no intervals for {', '.join(failed)}: {err}")
+    return rows
 
 
 def _one_frontier(results: EvalResults, level: float, n_resamples: int, seed: int,
@@ -461,7 +492,8 @@ def _one_frontier(results: EvalResults, level: float, n_resamples: int, seed: in
                      "in Python")
     out: dict[str, Any] = {
         "aiq": _num(fr.aiq()),
-        "versus_best_single": _versus(fr, level, n_resamples, seed, notes, with_ci),
+        "versus_best_single": _versus(fr, level, n_resamples, seed, notes, with_ci,
+                                      results, kwargs),
         "vertices": _vertices(fr),
     }
     if notes:
