@@ -192,7 +192,8 @@ py::array_t<double> pgm_mstep_scores(const carray<double>& stats, const carray<d
 py::tuple pgm_emax(const carray<double>& resp, const carray<std::int64_t>& cell_row,
                    const carray<std::int64_t>& topic, const carray<std::int64_t>& eta_idx,
                    const carray<double>& eta_wt, const carray<double>& cdf_table,
-                   const carray<double>& mean_table, double min_resp) {
+                   const carray<double>& mean_table, const carray<double>& x_grid,
+                   double min_resp) {
     require(resp.ndim() == 2 && cell_row.ndim() == 2 && resp.shape(0) == cell_row.shape(0),
             "resp (N, J) and cell_row (N, L) must agree in N");
     require(eta_idx.ndim() == 3 && eta_wt.ndim() == 3, "eta_idx, eta_wt must be (L, K, J)");
@@ -214,6 +215,8 @@ py::tuple pgm_emax(const carray<double>& resp, const carray<std::int64_t>& cell_
     require(mean_table.shape(0) == cdf_table.shape(0) && mean_table.shape(1) == cdf_table.shape(1),
             "mean_table must be (R, E)");
     require(M >= 1, "cdf_table needs at least 2 grid points");
+    require(x_grid.ndim() == 1 && static_cast<std::size_t>(x_grid.shape(0)) == M + 1,
+            "x_grid must have cdf_table.shape[2] points");
     require(topic.ndim() == 1 && static_cast<std::size_t>(topic.shape(0)) == N,
             "topic must have N entries");
     const std::int64_t* rows = cell_row.data();
@@ -231,13 +234,14 @@ py::tuple pgm_emax(const carray<double>& resp, const carray<std::int64_t>& cell_
     const double* ew = eta_wt.data();
     const double* fx = cdf_table.data();
     const double* pm = mean_table.data();
+    const double* xg = x_grid.data();
     double* o1 = emax.mutable_data();
     double* o2 = emax2.mutable_data();
     double* o3 = pmean.mutable_data();
     {
         py::gil_scoped_release release;
-        capfront::pgm_emax(r, rows, tp, ei, ew, fx, pm, N, L, K, J, E, M, min_resp, o1, o2,
-                           o3);
+        capfront::pgm_emax(r, rows, tp, ei, ew, fx, pm, xg, N, L, K, J, E, M, min_resp, o1,
+                           o2, o3);
     }
     return py::make_tuple(emax, emax2, pmean);
 }
@@ -264,6 +268,6 @@ void register_debias(py::module_& m) {
           py::arg("cand"), "Latent-model M-step scores of candidate theta values.");
     m.def("pgm_emax", &pgm_emax, py::arg("resp"), py::arg("cell_row"), py::arg("topic"),
           py::arg("eta_idx"), py::arg("eta_wt"), py::arg("cdf_table"), py::arg("mean_table"),
-          py::arg("min_resp"),
+          py::arg("x_grid"), py::arg("min_resp"),
           "Posterior E[max_l p], E[max_l p^2] per prompt and E[p] per cell.");
 }

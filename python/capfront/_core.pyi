@@ -73,6 +73,7 @@ def pgm_emax(
     eta_wt: npt.NDArray[np.float64],
     cdf_table: npt.NDArray[np.float64],
     mean_table: npt.NDArray[np.float64],
+    x_grid: npt.NDArray[np.float64],
     min_resp: float,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
 

@@ -139,12 +139,14 @@ def pgm_stats_nb(resp, cell_row, topic, n_topics, n_rows):
 
 @njit(parallel=True)
 def pgm_emax_nb(
-    resp, cell_row, topic, eta_idx, eta_wt, cdf_table, mean_table, min_resp
+    resp, cell_row, topic, eta_idx, eta_wt, cdf_table, mean_table, x, min_resp
 ):
     N, L = cell_row.shape
     J = resp.shape[1]
     M = cdf_table.shape[2] - 1
-    dx = 1.0 / M
+    h = np.empty(M + 1)
+    for m in range(M + 1):
+        h[m] = 0.5 * ((x[m + 1] if m < M else x[M]) - (x[m - 1] if m > 0 else x[0]))
     emax = np.empty(N)
     emax2 = np.empty(N)
     pmean = np.zeros((N, L))
@@ -175,9 +177,8 @@ def pgm_emax_nb(
             s2 = 0.0
             for m in range(M + 1):
                 tail = 1.0 - prod[m]
-                h = 0.5 * dx if (m == 0 or m == M) else dx
-                s1 += h * tail
-                s2 += h * 2.0 * (m * dx) * tail
+                s1 += h[m] * tail
+                s2 += h[m] * 2.0 * x[m] * tail
             m1 += rj * s1
             m2 += rj * s2
         emax[n] = m1 / used

@@ -303,24 +303,27 @@ inline void pgm_mstep_scores(const double* C, const double* logh, const std::int
 }
 
 // Posterior expected maximum per prompt. Given D_j, the cells are independent and
-// p_nl has the tabulated posterior CDF Fx[(row * E + e) * (M + 1) + m] at x_m = m / M
+// p_nl has the tabulated posterior CDF Fx[(row * E + e) * (M + 1) + m] at x_m (a grid
+// on [0, 1], dense near 0 and 1 where maxima of easy prompts sit)
 // for linear predictor eta_e; eta = theta[l, k] - D_j is interpolated between grid
 // points eta_idx[(l K + k) J + j] and +1 with weight eta_wt. Then
 //   E[max_l p | D_j] = int_0^1 (1 - prod_l F_l(x)) dx,
-//   E[max_l p^2 | D_j] = int_0^1 2x (1 - prod_l F_l(x)) dx   (trapezoid on x_m),
+//   E[max_l p^2 | D_j] = int_0^1 2x (1 - prod_l F_l(x)) dx   (trapezoid on x),
 // mixed over j with resp[n, j] (grid points below min_resp are skipped and the rest
 // renormalised). post_mean[n, l] = E_post[p_nl] from the table PM[row * E + e].
 // Cost O(N L M) per active grid point.
 inline void pgm_emax(const double* resp, const std::int64_t* cell_row,
                      const std::int64_t* topic, const std::int64_t* eta_idx,
                      const double* eta_wt, const double* Fx, const double* PM,
-                     std::size_t N, std::size_t L, std::size_t K, std::size_t J,
+                     const double* x, std::size_t N, std::size_t L, std::size_t K, std::size_t J,
                      std::size_t E, std::size_t M, double min_resp, double* emax,
                      double* emax2, double* post_mean) {
     const double work = static_cast<double>(N * L * (M + 1)) * 4.0;
     parallel_blocks_min(N, 64, work, [&](std::size_t r0, std::size_t r1) {
-        std::vector<double> prod(M + 1);
-        const double dx = 1.0 / static_cast<double>(M);
+        std::vector<double> prod(M + 1), h(M + 1);
+        // trapezoid weights of the (non-uniform) x grid
+        for (std::size_t m = 0; m <= M; ++m)
+            h[m] = 0.5 * ((m < M ? x[m + 1] : x[M]) - (m > 0 ? x[m - 1] : x[0]));
         for (std::size_t n = r0; n < r1; ++n) {
             const double* r = resp + n * J;
             const std::size_t k = static_cast<std::size_t>(topic[n]);
@@ -347,9 +350,8 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row,
                 double s1 = 0.0, s2 = 0.0;
                 for (std::size_t m = 0; m <= M; ++m) {
                     const double tail = 1.0 - prod[m];
-                    const double h = (m == 0 || m == M) ? 0.5 * dx : dx;
-                    s1 += h * tail;
-                    s2 += h * 2.0 * (static_cast<double>(m) * dx) * tail;
+                    s1 += h[m] * tail;
+                    s2 += h[m] * 2.0 * x[m] * tail;
                 }
                 m1 += r[j] * s1;
                 m2 += r[j] * s2;

@@ -17,8 +17,9 @@ the counts ``S[n, l]``, integrating ``d`` and the cell effect out. Then
 
 Everything cell-level is tabulated once per fit on grids: the linear predictor
 ``eta`` in [-14, 14] (step 0.1), ``logit p`` in [-16, 16] (step 0.05) and ``x`` in
-[0, 1] (128 steps), so the per-prompt loops (C++ ``pgm_estep``, ``pgm_emax``) are
-table look-ups: ``O(N L J)`` per EM iteration.
+[0, 1] (uniform plus a logit grid near 0 and 1), so the per-prompt loops (C++
+``pgm_estep_stats``, ``pgm_emax``) are table look-ups: ``O(N L J)`` per EM
+iteration.
 """
 
 from __future__ import annotations
@@ -47,7 +48,12 @@ ETA_GRID = np.arange(-14.0, 14.0 + ETA_STEP / 2, ETA_STEP)
 ETA_T_OFFSET = int(round((ETA_GRID[0] - T_GRID[0]) / T_STEP))  # eta_e = t[off + 2e]
 D_GRID = np.arange(-12.0, 12.0 + 0.25, 0.5)
 THETA_GRID = np.arange(-8.0, 8.0 + ETA_STEP / 2, ETA_STEP)
-X_STEPS = 128
+# x grid of the posterior CDFs: uniform in p (129 points) merged with a logit grid
+# (161 points on [-10, 10]) so that maxima near 0 and 1 are resolved
+X_GRID = np.unique(
+    np.concatenate([np.linspace(0.0, 1.0, 129), expit(np.linspace(-10.0, 10.0, 161))])
+)
+X_STEPS = len(X_GRID) - 1
 SUBSAMPLE_ABOVE = 60_000
 SUBSAMPLE_SIZE = 20_000
 SCALE_GRID = {
@@ -110,13 +116,13 @@ class Tables:
         return self._logh[key]
 
     def posterior(self, family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior CDF of ``p`` at ``x_m = m / 128`` ``(R, n_eta, 129)`` and
+        """Posterior CDF of ``p`` on ``X_GRID`` ``(R, n_eta, len(X_GRID))`` and
         posterior mean ``(R, n_eta)`` of a cell given its count and ``eta``."""
         mix = _mixing(family, scale)
         h = np.maximum(_matmul(self.lik, mix), 1e-300)
         p_t = expit(T_GRID)
         mean = _matmul(self.lik * p_t[None], mix) / h
-        x = np.linspace(0.0, 1.0, X_STEPS + 1)
+        x = X_GRID
         cut = np.searchsorted(p_t, x, side="right")  # t < cut[m]  <=>  p_t <= x_m
         R, E = h.shape
         cdf = np.empty((R, E, X_STEPS + 1))
@@ -216,21 +222,22 @@ def _mstep_scores(name, C3, logh, cand):
 
 
 def _emax(name, resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp):
+    x = np.ascontiguousarray(X_GRID)
     if name == "cpp":
         return core().pgm_emax(
-            resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp
+            resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, x, min_resp
         )
     if name == "numba":
-        return pgm_emax_nb(resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp)
+        return pgm_emax_nb(
+            resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, x, min_resp
+        )
     return _emax_np(resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp)
 
 
 def _emax_np(resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp):
     N, L = cell_row.shape
-    M = cdf.shape[2] - 1
-    x = np.linspace(0.0, 1.0, M + 1)
-    h = np.full(M + 1, 1.0 / M)
-    h[[0, -1]] *= 0.5
+    x = X_GRID
+    h = 0.5 * (np.concatenate([x[1:], x[-1:]]) - np.concatenate([x[:1], x[:-1]]))
     emax = np.empty(N)
     emax2 = np.empty(N)
     pmean = np.zeros((N, L))
