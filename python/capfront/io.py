@@ -403,3 +403,30 @@ def read(
         return from_frame(df, **columns)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
+
+
+_ADAPTER_NAMES = (
+    "FORMATS",
+    "LoadedData",
+    "PriceTable",
+    "detect_format",
+    "load",
+    "load_inspect",
+    "load_llmrouterbench",
+    "load_lm_eval",
+    "load_routerbench",
+    "read_prices",
+    "token_cost",
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The input adapters of :mod:`capfront.adapters` (lm-eval, inspect-ai,
+    RouterBench, LLMRouterBench, price tables) are reachable here too, e.g.
+    ``capfront.io.load(path, format="lm-eval")``; imported on first use because
+    they build on this module."""
+    if name in _ADAPTER_NAMES:
+        from . import adapters
+
+        return getattr(adapters, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
