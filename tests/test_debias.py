@@ -68,7 +68,7 @@ def test_identical_models():
 
 def test_one_model_dominant():
     rng = np.random.default_rng(3)
-    N, L, G = 3000, 6, 10
+    N, L, G = 1500, 5, 10
     p = rng.uniform(0.0, 0.05, size=(N, L))
     p[:, 2] = 0.97
     S = rng.binomial(G, p)
