@@ -1,7 +1,7 @@
 """Regenerate the tables of docs/estimators.md.
 
-    PYTHONPATH=python python docs/scripts/estimators_table.py --reps 12 \
-        --out docs/estimators_tables.md
+    PYTHONPATH=python python docs/scripts/estimators_table.py --reps 4 \
+        --audit-sims 4 --out /tmp/estimators_tables.md
 
 Part 1, simulation grid: for every (G, L, specialisation, within-cell correlation)
 cell, one ``capfront.simulate`` pool of 40,000 prompts (4 topics) is the population;
@@ -213,9 +213,9 @@ def evalperf(reps, seed=0):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=12)
+    ap.add_argument("--reps", type=int, default=4)
     ap.add_argument("--n-prompts", type=int, default=2000)
-    ap.add_argument("--audit-sims", type=int, default=20)
+    ap.add_argument("--audit-sims", type=int, default=4)
     ap.add_argument("--G", default="3,5,10,20,50")
     ap.add_argument("--L", default="2,8,33")
     ap.add_argument("--evalperf-reps", type=int, default=20)
