@@ -75,7 +75,9 @@ def pgm_emax(
     mean_table: npt.NDArray[np.float64],
     x_grid: npt.NDArray[np.float64],
     min_resp: float,
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+) -> tuple[
+    npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]
+]: ...
 
 # register_bootstrap.cpp
 def philox_words(
