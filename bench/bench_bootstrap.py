@@ -33,8 +33,11 @@ N_PROMPTS = 400_000 if LARGE else 3_000
 N_MODELS = 33 if LARGE else 8
 N_DRAWS = 20
 B = 10_000 if LARGE else 200
-B_TIMED = {"numba": 200, "numpy": 10, "scipy": 4} if LARGE else {
-    "numba": B, "numpy": 20, "scipy": 20}
+B_TIMED = (
+    {"numba": 200, "numpy": 10, "scipy": 4}
+    if LARGE
+    else {"numba": B, "numpy": 20, "scipy": 20}
+)
 N_SCIPY_BCA = 4_000 if LARGE else 1_000
 STATISTICS = ["naive_oracle", "oracle_gain"]
 METHODS = ["percentile", "bca"]
@@ -42,21 +45,29 @@ METHODS = ["percentile", "bca"]
 
 @pytest.fixture(scope="module")
 def results() -> capfront.EvalResults:
-    return capfront.simulate(N_PROMPTS, N_MODELS, N_DRAWS, n_topics=4, seed=0,
-                             as_counts=True)
+    return capfront.simulate(
+        N_PROMPTS, N_MODELS, N_DRAWS, n_topics=4, seed=0, as_counts=True
+    )
 
 
 @pytest.fixture(scope="module")
 def reference(results):
     """numpy replicates of the first B_TIMED["numpy"] resamples, per statistic."""
-    return {s: bootstrap(results, s, n_resamples=B_TIMED["numpy"], backend="numpy",
-                         keep_replicates=True).replicates for s in STATISTICS}
+    return {
+        s: bootstrap(
+            results,
+            s,
+            n_resamples=B_TIMED["numpy"],
+            backend="numpy",
+            keep_replicates=True,
+        ).replicates
+        for s in STATISTICS
+    }
 
 
 def _run(benchmark, fn, *args, **kwargs):
     if LARGE:
-        return benchmark.pedantic(fn, args=args, kwargs=kwargs, rounds=1,
-                                  iterations=1)
+        return benchmark.pedantic(fn, args=args, kwargs=kwargs, rounds=1, iterations=1)
     return benchmark(fn, *args, **kwargs)
 
 
@@ -73,8 +84,16 @@ def test_capfront(benchmark, results, reference, statistic, method, backend):
     benchmark.group = f"{statistic}-{method}"
     n = B if backend == "cpp" else B_TIMED[backend]
     benchmark.extra_info.update(n_resamples=n, scale_to=B)
-    out = _run(benchmark, bootstrap, results, statistic, n_resamples=n,
-               method=method, backend=backend, keep_replicates=True)
+    out = _run(
+        benchmark,
+        bootstrap,
+        results,
+        statistic,
+        n_resamples=n,
+        method=method,
+        backend=backend,
+        keep_replicates=True,
+    )
     ref = reference[statistic]
     k = min(ref.size, n)
     np.testing.assert_array_equal(out.replicates[:k], ref[:k])
@@ -94,8 +113,9 @@ def test_scipy(benchmark, results, statistic, method):
     if method == "bca":
         p = p[:N_SCIPY_BCA]
     n_res = B_TIMED["scipy"]
-    benchmark.extra_info.update(n_resamples=n_res, n_prompts=p.shape[0], scale_to=B,
-                                scale_prompts_to=N_PROMPTS)
+    benchmark.extra_info.update(
+        n_resamples=n_res, n_prompts=p.shape[0], scale_to=B, scale_prompts_to=N_PROMPTS
+    )
     if statistic == "naive_oracle":
         data = (p.max(axis=1),)
 
@@ -108,9 +128,17 @@ def test_scipy(benchmark, results, statistic, method):
             sub = p[idx]
             return sub.max(axis=-1).mean(axis=-1) - sub.mean(axis=-2).max(axis=-1)
 
-    res = _run(benchmark, stats.bootstrap, data, stat, n_resamples=n_res,
-               method="BCa" if method == "bca" else "percentile", batch=1,
-               vectorized=True, rng=np.random.default_rng(0))
+    res = _run(
+        benchmark,
+        stats.bootstrap,
+        data,
+        stat,
+        n_resamples=n_res,
+        method="BCa" if method == "bca" else "percentile",
+        batch=1,
+        vectorized=True,
+        rng=np.random.default_rng(0),
+    )
     assert res.confidence_interval.low <= res.confidence_interval.high
 
 
@@ -136,12 +164,15 @@ def test_peak_memory(results):
     tracemalloc.start()
     t = time.perf_counter()
     for statistic in STATISTICS:
-        bootstrap(results, statistic, n_resamples=min(B, 2_000), method="bca",
-                  backend="cpp")
+        bootstrap(
+            results, statistic, n_resamples=min(B, 2_000), method="bca", backend="cpp"
+        )
     elapsed = time.perf_counter() - t
     _, traced = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     extra = status("VmHWM") - base
-    print(f"\nextra peak RSS {extra:.1f} MB, numpy peak {traced / 2**20:.1f} MB, "
-          f"{elapsed:.1f} s")
+    print(
+        f"\nextra peak RSS {extra:.1f} MB, numpy peak {traced / 2**20:.1f} MB, "
+        f"{elapsed:.1f} s"
+    )
     assert extra < 100 and traced / 2**20 < 100

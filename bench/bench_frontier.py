@@ -45,11 +45,13 @@ def _workload(n_prompts: int, n_models: int, n_draws: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     skill = rng.normal(1.0, 0.7, n_models)
     difficulty = rng.normal(0.0, 1.5, n_prompts)
-    logit = skill[None] - difficulty[:, None] + 0.8 * rng.normal(
-        size=(n_prompts, n_models))
+    logit = (
+        skill[None] - difficulty[:, None] + 0.8 * rng.normal(size=(n_prompts, n_models))
+    )
     successes = rng.binomial(n_draws, 1.0 / (1.0 + np.exp(-logit)))
     return capfront.EvalResults.from_counts(
-        successes, n_draws, cost=np.logspace(-1, 1, n_models))
+        successes, n_draws, cost=np.logspace(-1, 1, n_models)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -78,8 +80,7 @@ def _lambda_sweep(results, posthoc: bool, n_lambda: int) -> np.ndarray:
 
 def _run(benchmark, fn, *args, **kwargs):
     if LARGE:
-        return benchmark.pedantic(fn, args=args, kwargs=kwargs, rounds=1,
-                                  iterations=1)
+        return benchmark.pedantic(fn, args=args, kwargs=kwargs, rounds=1, iterations=1)
     return benchmark(fn, *args, **kwargs)
 
 
@@ -92,7 +93,8 @@ def test_frontier(benchmark, results, backend, posthoc):
     fr = _run(benchmark, frontier, results, posthoc=posthoc, backend=backend)
     kind = "posthoc" if posthoc else "prehoc"
     assert fr.max_quality == pytest.approx(
-        capfront.naive_oracle(results, kind).value, abs=1e-9)
+        capfront.naive_oracle(results, kind).value, abs=1e-9
+    )
     slope = np.diff(fr.vertices[:, 1]) / np.diff(fr.vertices[:, 0])
     assert (np.diff(slope) <= 1e-9).all()
 
@@ -142,8 +144,13 @@ def test_pareto_3d_moocore(benchmark, points, pareto_reference):
         pytest.skip("moocore not installed (bench-only: pip install moocore)")
     import moocore
 
-    mask = _run(benchmark, moocore.is_nondominated, points,
-                maximise=[True, False, False], keep_weakly=True)
+    mask = _run(
+        benchmark,
+        moocore.is_nondominated,
+        points,
+        maximise=[True, False, False],
+        keep_weakly=True,
+    )
     np.testing.assert_array_equal(np.flatnonzero(mask), pareto_reference)
 
 
@@ -158,10 +165,10 @@ def test_pareto_3d_paretoset(benchmark, points, pareto_reference):
     sense = ["max", "min", "min"]
     # its numba kernels compile on first use: warm up (the default size skips numba)
     paretoset(points[:50], sense=sense, distinct=False, use_numba=LARGE)
-    mask = _run(benchmark, paretoset, points[:n], sense=sense, distinct=False,
-                use_numba=LARGE)
-    want = pareto_reference if n == points.shape[0] else capfront.pareto_3d(
-        points[:n])
+    mask = _run(
+        benchmark, paretoset, points[:n], sense=sense, distinct=False, use_numba=LARGE
+    )
+    want = pareto_reference if n == points.shape[0] else capfront.pareto_3d(points[:n])
     np.testing.assert_array_equal(np.flatnonzero(mask), want)
 
 

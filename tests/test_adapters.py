@@ -139,8 +139,12 @@ def test_count_table():
 
 # ---------------------------------------------------------------- lm-eval
 # strict-match exact_match per (model, run, doc), as written in the fixture
-STRICT = {("org/model-a", 0): [1, 0, 1], ("org/model-a", 1): [1, 1, 0],
-          ("org/model-b", 0): [0, 0, 1], ("org/model-b", 1): [0, 1, 1]}
+STRICT = {
+    ("org/model-a", 0): [1, 0, 1],
+    ("org/model-a", 1): [1, 1, 0],
+    ("org/model-b", 0): [0, 0, 1],
+    ("org/model-b", 1): [0, 1, 1],
+}
 
 
 def test_lm_eval_runs_are_generations_and_first_filter_is_used():
@@ -218,8 +222,10 @@ def test_inspect_logs():
 def test_inspect_priced(tmp_path):
     pytest.importorskip("inspect_ai", reason="inspect_ai (optional extra) absent")
     prices = tmp_path / "p.csv"
-    prices.write_text("model,input,output\nopenai/gpt-4o-mini,0.15,0.60\n"
-                      "anthropic/claude-3-5-haiku-latest,0.8,4\n")
+    prices.write_text(
+        "model,input,output\nopenai/gpt-4o-mini,0.15,0.60\n"
+        "anthropic/claude-3-5-haiku-latest,0.8,4\n"
+    )
     r = load(FIX / "inspect", prices=prices).results
     i, j = cell(r, "capitals/c1", "openai/gpt-4o-mini")
     assert r.mean_cost[i, j] == pytest.approx((40 * 0.15 + 10 * 0.60) / 1e6)
@@ -277,8 +283,9 @@ def test_llmrouterbench_records():
     assert r.n_draws[i, j] == 2 and r.successes[i, j] == 1  # two timestamped runs
     i, j = cell(r, "aime/test/2", "qwen3-235b-a22b-2507")
     assert r.mean_cost[i, j] == pytest.approx((130 * 0.09 + 2000 * 0.60) / 1e6)
-    priced = load(FIX / "llmrouterbench",
-                  prices=FIX / "llmrouterbench_prices.csv").results
+    priced = load(
+        FIX / "llmrouterbench", prices=FIX / "llmrouterbench_prices.csv"
+    ).results
     np.testing.assert_allclose(priced.mean_cost, r.mean_cost, rtol=1e-6)
 
 
@@ -290,10 +297,16 @@ def test_llmrouterbench_single_file():
 
 
 # ---------------------------------------------------------------- detection
-@pytest.mark.parametrize("name, fmt", [
-    ("long.csv", "csv"), ("counts.csv", "csv"), ("lm_eval_runs", "lm-eval"),
-    ("inspect", "inspect"), ("llmrouterbench", "llmrouterbench"),
-])
+@pytest.mark.parametrize(
+    "name, fmt",
+    [
+        ("long.csv", "csv"),
+        ("counts.csv", "csv"),
+        ("lm_eval_runs", "lm-eval"),
+        ("inspect", "inspect"),
+        ("llmrouterbench", "llmrouterbench"),
+    ],
+)
 def test_detect_format(name, fmt):
     assert detect_format(FIX / name) == fmt
 

@@ -23,8 +23,11 @@ def _with_benchmarks(res: capfront.EvalResults) -> capfront.EvalResults:
     n = res.n_prompts
     bench = np.array(["math", "code", "chat"])[np.arange(n) * 7 % 3]
     return capfront.EvalResults.from_counts(
-        np.rint(res.successes).astype(np.int64), res.n_draws,
-        cost=res.mean_cost, benchmark=bench, topic=res.topic,
+        np.rint(res.successes).astype(np.int64),
+        res.n_draws,
+        cost=res.mean_cost,
+        benchmark=bench,
+        topic=res.topic,
     )
 
 
@@ -53,12 +56,20 @@ def test_replicates_identical_across_backends_and_threads(statistic, kwargs, thr
     for name in capfront.available_backends():
         for n_threads in (1, 2):
             threads(n_threads)
-            out = bootstrap(res, statistic, n_resamples=150, seed=11,
-                            keep_replicates=True, backend=name, **kwargs)
+            out = bootstrap(
+                res,
+                statistic,
+                n_resamples=150,
+                seed=11,
+                keep_replicates=True,
+                backend=name,
+                **kwargs,
+            )
             if ref is None:
                 ref = out.replicates
-            np.testing.assert_array_equal(out.replicates, ref,
-                                          err_msg=f"{name}, {n_threads} threads")
+            np.testing.assert_array_equal(
+                out.replicates, ref, err_msg=f"{name}, {n_threads} threads"
+            )
 
 
 def test_fixed_point_columns_identical(threads):
@@ -68,13 +79,20 @@ def test_fixed_point_columns_identical(threads):
     for name in capfront.available_backends():
         for n_threads in (1, 2):
             threads(n_threads)
-            out = bootstrap(res, "oracle_gain", n_resamples=100, seed=3,
-                            keep_replicates=True, backend=name)
+            out = bootstrap(
+                res,
+                "oracle_gain",
+                n_resamples=100,
+                seed=3,
+                keep_replicates=True,
+                backend=name,
+            )
             ref = out.replicates if ref is None else ref
             np.testing.assert_array_equal(out.replicates, ref)
     p = np.where(res.observed, res.p_hat, np.nan)
     assert out.estimate == pytest.approx(
-        np.nanmax(p, axis=1).mean() - np.nanmax(np.nanmean(p, axis=0)), abs=1e-12)
+        np.nanmax(p, axis=1).mean() - np.nanmax(np.nanmean(p, axis=0)), abs=1e-12
+    )
 
 
 def test_counts_identical_and_sum_to_n(backend):
@@ -85,7 +103,8 @@ def test_counts_identical_and_sum_to_n(backend):
     assert (got.sum(axis=1) == 500).all()
     # a later block of replicates is the same as slicing a longer run
     np.testing.assert_array_equal(
-        replicate_counts(500, 5, seed=9, start=7, backend=backend), ref[7:12])
+        replicate_counts(500, 5, seed=9, start=7, backend=backend), ref[7:12]
+    )
 
 
 # --------------------------------------------------------------------------- estimates
@@ -93,6 +112,7 @@ def test_estimates_match_baselines():
     res = _small()
     naive = capfront.naive_oracle(res).value
     best = capfront.best_single(res)[1]
+
     def est(name: str) -> float:
         return bootstrap(res, name, n_resamples=50).estimate
 
@@ -132,17 +152,28 @@ def test_class_counts_path_has_the_bootstrap_distribution():
     assert stats.ks_2samp(a.replicates, b).pvalue > 1e-3
     assert a.se == pytest.approx(b.std(ddof=1), rel=0.08)
     # the class draws keep every stratum's size: constant strata give constant sums
-    one = capfront.EvalResults.from_counts(np.full((30, 2), 4), 8,
-                                           benchmark=["a"] * 10 + ["b"] * 20)
-    out = bootstrap(one, "naive_oracle", n_resamples=20, stratify="benchmark",
-                    keep_replicates=True)
+    one = capfront.EvalResults.from_counts(
+        np.full((30, 2), 4), 8, benchmark=["a"] * 10 + ["b"] * 20
+    )
+    out = bootstrap(
+        one, "naive_oracle", n_resamples=20, stratify="benchmark", keep_replicates=True
+    )
     assert (out.replicates == 0.5).all()
 
 
 @pytest.mark.parametrize(
     ("n", "a", "b"),
-    [(0, 1, 2), (5, 0, 3), (7, 3, 3), (1, 1, 2), (40, 1, 1000), (40, 999, 1000),
-     (1000, 300, 700), (400_000, 20_000, 400_000), (12, 5, 6)],
+    [
+        (0, 1, 2),
+        (5, 0, 3),
+        (7, 3, 3),
+        (1, 1, 2),
+        (40, 1, 1000),
+        (40, 999, 1000),
+        (1000, 300, 700),
+        (400_000, 20_000, 400_000),
+        (12, 5, 6),
+    ],
 )
 def test_binomial_sampler(n, a, b):
     from capfront._numba_bootstrap import binomial_ratio_nb
@@ -168,8 +199,9 @@ def test_replicate_is_statistic_of_resample():
     counts = replicate_counts(res, 5, seed=4)
     for b in range(5):
         idx = np.repeat(np.arange(res.n_prompts), counts[b])
-        sub = capfront.EvalResults.from_counts(np.rint(res.successes[idx]),
-                                               res.n_draws[idx])
+        sub = capfront.EvalResults.from_counts(
+            np.rint(res.successes[idx]), res.n_draws[idx]
+        )
         want = capfront.naive_oracle(sub).value - capfront.best_single(sub)[1]
         assert out.replicates[b] == pytest.approx(want, abs=1e-12)
 
@@ -189,8 +221,9 @@ def test_callable_slow_path_matches_builtin():
         return capfront.naive_oracle(r).value
 
     slow2 = bootstrap(res, oracle, n_resamples=40, keep_replicates=True, two_level=True)
-    fast2 = bootstrap(res, "naive_oracle", n_resamples=40, keep_replicates=True,
-                      two_level=True)
+    fast2 = bootstrap(
+        res, "naive_oracle", n_resamples=40, keep_replicates=True, two_level=True
+    )
     np.testing.assert_allclose(slow2.replicates, fast2.replicates, rtol=0, atol=1e-12)
 
 
@@ -201,8 +234,14 @@ def test_percentile_and_bca_agree_with_scipy_mean():
     B = 4000
     for method in ("percentile", "bca", "basic"):
         ours = bootstrap(res, "naive_oracle", n_resamples=B, method=method, seed=1)
-        ref = stats.bootstrap((v,), np.mean, n_resamples=B, method=method,
-                              rng=np.random.default_rng(0), vectorized=True)
+        ref = stats.bootstrap(
+            (v,),
+            np.mean,
+            n_resamples=B,
+            method=method,
+            rng=np.random.default_rng(0),
+            vectorized=True,
+        )
         se = ref.standard_error
         assert ours.se == pytest.approx(se, rel=0.08)
         assert ours.ci[0] == pytest.approx(ref.confidence_interval.low, abs=0.25 * se)
@@ -221,8 +260,14 @@ def test_bca_nonlinear_statistic_agrees_with_scipy():
         return sub.max(axis=-1).mean(axis=-1) - sub.mean(axis=-2).max(axis=-1)
 
     ours = bootstrap(res, "oracle_gain", n_resamples=B, method="bca", seed=2)
-    ref = stats.bootstrap((np.arange(res.n_prompts),), gain, n_resamples=B,
-                          method="BCa", rng=np.random.default_rng(1), vectorized=True)
+    ref = stats.bootstrap(
+        (np.arange(res.n_prompts),),
+        gain,
+        n_resamples=B,
+        method="BCa",
+        rng=np.random.default_rng(1),
+        vectorized=True,
+    )
     se = ref.standard_error
     assert ours.ci[0] == pytest.approx(ref.confidence_interval.low, abs=0.3 * se)
     assert ours.ci[1] == pytest.approx(ref.confidence_interval.high, abs=0.3 * se)
@@ -242,8 +287,10 @@ def test_interval_from_replicates():
     assert out.se == pytest.approx(out.replicates.std(ddof=1))
     assert out.bias == pytest.approx(out.replicates.mean() - out.estimate)
     basic = bootstrap(res, "oracle_gain", n_resamples=300, method="basic")
-    assert basic.ci == (pytest.approx(2 * out.estimate - hi),
-                        pytest.approx(2 * out.estimate - lo))
+    assert basic.ci == (
+        pytest.approx(2 * out.estimate - hi),
+        pytest.approx(2 * out.estimate - lo),
+    )
     assert bootstrap(res, "oracle_gain", n_resamples=300).replicates is None
     assert isinstance(out, BootstrapResult)
     assert (out.method, out.level, out.n_resamples) == ("percentile", 0.95, 300)
@@ -260,16 +307,18 @@ def test_stratified_keeps_stratum_sizes(stratify, backend):
     for lab in np.unique(labels):
         sel = labels == lab
         assert (counts[:, sel].sum(axis=1) == sel.sum()).all()
-    out = bootstrap(res, "naive_oracle", n_resamples=200, stratify=stratify,
-                    backend=backend)
+    out = bootstrap(
+        res, "naive_oracle", n_resamples=200, stratify=stratify, backend=backend
+    )
     assert out.stratify == stratify
 
 
 def test_stratified_tiny_strata():
     res = _small(n=40)
     bench = np.array(["a"] + ["b"] * 2 + ["c"] * 37)
-    data = capfront.EvalResults.from_counts(np.rint(res.successes), res.n_draws,
-                                            benchmark=bench)
+    data = capfront.EvalResults.from_counts(
+        np.rint(res.successes), res.n_draws, benchmark=bench
+    )
     counts = replicate_counts(data, 50, stratify="benchmark")
     assert (counts[:, 0] == 1).all()
     assert (counts[:, 1:3].sum(axis=1) == 2).all()
@@ -281,8 +330,9 @@ def test_two_level_replicate_mean():
     parametric bootstrap's expectation (SPEC 4c), not the plug-in value."""
     res = _small(seed=8, n=300)
     B = 800
-    two = bootstrap(res, "naive_oracle", n_resamples=B, seed=1, two_level=True,
-                    keep_replicates=True)
+    two = bootstrap(
+        res, "naive_oracle", n_resamples=B, seed=1, two_level=True, keep_replicates=True
+    )
     want = capfront.expected_max_binomial(res.p_hat, res.n_draws).mean()
     assert two.replicates.mean() == pytest.approx(want, abs=4 * two.se / np.sqrt(B))
     assert two.bias > 0
@@ -290,24 +340,31 @@ def test_two_level_replicate_mean():
     S = np.where(res.successes > 4, 8, 0)
     det = capfront.EvalResults.from_counts(S, 8)
     a = bootstrap(det, "oracle_gain", n_resamples=50, keep_replicates=True)
-    b = bootstrap(det, "oracle_gain", n_resamples=50, keep_replicates=True,
-                  two_level=True)
+    b = bootstrap(
+        det, "oracle_gain", n_resamples=50, keep_replicates=True, two_level=True
+    )
     np.testing.assert_allclose(a.replicates, b.replicates, atol=1e-12)
 
 
 def test_two_level_binomial_draws():
     """S* ~ Bin(G, p_hat): a one-prompt data set redraws a binomial."""
     data = capfront.EvalResults.from_counts(np.array([[3, 7]]), 10)
-    out = bootstrap(data, "best_single", n_resamples=4000, two_level=True,
-                    keep_replicates=True)
+    out = bootstrap(
+        data, "best_single", n_resamples=4000, two_level=True, keep_replicates=True
+    )
     # best_single of one prompt is max(S1*, S2*) / 10 with S1* ~ Bin(10, .3),
     # S2* ~ Bin(10, .7) independent
     k = np.arange(11)
     F = stats.binom.cdf(k, 10, 0.3) * stats.binom.cdf(k, 10, 0.7)
     pmf = np.diff(np.concatenate([[0], F]))
     obs = np.bincount(np.rint(out.replicates * 10).astype(int), minlength=11)
-    assert stats.chisquare(obs[pmf > 1e-3], pmf[pmf > 1e-3] / pmf[pmf > 1e-3].sum()
-                           * obs[pmf > 1e-3].sum()).pvalue > 1e-3
+    assert (
+        stats.chisquare(
+            obs[pmf > 1e-3],
+            pmf[pmf > 1e-3] / pmf[pmf > 1e-3].sum() * obs[pmf > 1e-3].sum(),
+        ).pvalue
+        > 1e-3
+    )
 
 
 def test_two_level_ragged_uses_slow_path(backend):
@@ -316,10 +373,22 @@ def test_two_level_ragged_uses_slow_path(backend):
     G[::2, 1] = 4
     S = np.minimum(np.rint(res.successes), G).astype(np.int64)
     data = capfront.EvalResults.from_counts(S, G)
-    out = bootstrap(data, "oracle_gain", n_resamples=30, two_level=True,
-                    keep_replicates=True, backend=backend)
-    ref = bootstrap(data, "oracle_gain", n_resamples=30, two_level=True,
-                    keep_replicates=True, backend="numpy")
+    out = bootstrap(
+        data,
+        "oracle_gain",
+        n_resamples=30,
+        two_level=True,
+        keep_replicates=True,
+        backend=backend,
+    )
+    ref = bootstrap(
+        data,
+        "oracle_gain",
+        n_resamples=30,
+        two_level=True,
+        keep_replicates=True,
+        backend="numpy",
+    )
     np.testing.assert_array_equal(out.replicates, ref.replicates)
 
 
@@ -327,15 +396,25 @@ def test_two_level_ragged_uses_slow_path(backend):
 def test_frontier_statistics(backend):
     res = _small(n=150)
     table = capfront.frontier(res).versus_best_single()
-    for stat, col in (("frontier_error_reduction", "error_reduction"),
-                      ("frontier_cost_reduction", "cost_reduction"), ("aiq", "aiq")):
-        out = bootstrap(res, stat, n_resamples=40, keep_replicates=True,
-                        backend=backend, method="bca")
+    for stat, col in (
+        ("frontier_error_reduction", "error_reduction"),
+        ("frontier_cost_reduction", "cost_reduction"),
+        ("aiq", "aiq"),
+    ):
+        out = bootstrap(
+            res,
+            stat,
+            n_resamples=40,
+            keep_replicates=True,
+            backend=backend,
+            method="bca",
+        )
         assert out.estimate == pytest.approx(float(table[col].iloc[0]), abs=1e-12)
         assert np.isfinite(out.replicates).all()
         assert out.ci[0] <= out.ci[1]
-        ref = bootstrap(res, stat, n_resamples=40, keep_replicates=True,
-                        backend="numpy")
+        ref = bootstrap(
+            res, stat, n_resamples=40, keep_replicates=True, backend="numpy"
+        )
         np.testing.assert_array_equal(out.replicates, ref.replicates)
 
 
@@ -344,8 +423,9 @@ def test_frontier_replicate_equals_reweighted_frontier():
     out = bootstrap(res, "aiq", n_resamples=3, keep_replicates=True, seed=5)
     counts = replicate_counts(res, 3, seed=5)
     idx = np.repeat(np.arange(res.n_prompts), counts[1])
-    sub = capfront.EvalResults.from_counts(np.rint(res.successes[idx]),
-                                           res.n_draws[idx], cost=res.mean_cost[idx])
+    sub = capfront.EvalResults.from_counts(
+        np.rint(res.successes[idx]), res.n_draws[idx], cost=res.mean_cost[idx]
+    )
     assert out.replicates[1] == pytest.approx(capfront.frontier(sub).aiq(), abs=1e-12)
 
 
@@ -361,8 +441,9 @@ def test_debiased_methods():
     for method in ("bootstrap_bc", "crossfit"):
         a = bootstrap(res, method, n_resamples=60, keep_replicates=True, method="bca")
         assert np.isfinite(a.replicates).all() and a.ci[0] <= a.ci[1]
-        b = bootstrap(res, method, n_resamples=60, keep_replicates=True,
-                      backend="numpy")
+        b = bootstrap(
+            res, method, n_resamples=60, keep_replicates=True, backend="numpy"
+        )
         np.testing.assert_array_equal(a.replicates, b.replicates)
 
 
@@ -438,16 +519,21 @@ def test_numba_bodies_as_python():
     seed = lo | (hi << 32)
     want = _sums_np(offsets, seed, 3, 4, z8, z64)
     np.testing.assert_array_equal(
-        nbk.bootstrap_sums_nb.py_func(offsets, lo, hi, 3, 4, z8, z64), want)
+        nbk.bootstrap_sums_nb.py_func(offsets, lo, hi, 3, 4, z8, z64), want
+    )
     S = rng.integers(0, 5, (20, 3)).astype(np.uint8)
     T = _binomial_thresholds(4)
     want2 = _two_level_sums_np(offsets, seed, 0, 3, S, T, True, True)
     np.testing.assert_array_equal(
-        nbk.bootstrap_two_level_sums_nb.py_func(offsets, lo, hi, 0, 3, S, T, True,
-                                                True), want2)
+        nbk.bootstrap_two_level_sums_nb.py_func(
+            offsets, lo, hi, 0, 3, S, T, True, True
+        ),
+        want2,
+    )
     cls = (np.array([0, 2, 3]), np.array([3, 4, 13]), np.array([1, 2, 5]))
     from capfront.bootstrap import _class_sums_np
 
     np.testing.assert_array_equal(
         nbk.bootstrap_class_sums_nb.py_func(*cls, lo, hi, 0, 5),
-        _class_sums_np(*cls, seed, 0, 5))
+        _class_sums_np(*cls, seed, 0, 5),
+    )

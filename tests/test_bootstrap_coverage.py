@@ -12,13 +12,15 @@ N_REPS = 400
 
 
 def _population(seed: int, n_models: int, n_draws: int) -> np.ndarray:
-    pop = capfront.simulate(50_000, n_models, n_draws, n_topics=3, seed=seed,
-                            as_counts=True)
+    pop = capfront.simulate(
+        50_000, n_models, n_draws, n_topics=3, seed=seed, as_counts=True
+    )
     return pop.truth_p
 
 
-@pytest.mark.parametrize(("method", "stratify"), [("percentile", None),
-                                                  ("bca", "topic")])
+@pytest.mark.parametrize(
+    ("method", "stratify"), [("percentile", None), ("bca", "topic")]
+)
 def test_naive_oracle_interval_covers_its_expectation(method, stratify):
     """Prompts drawn i.i.d. from a simulated population, ``S ~ Bin(G, p)``: the 95%
     interval of the naive oracle must cover its expectation
@@ -35,7 +37,14 @@ def test_naive_oracle_interval_covers_its_expectation(method, stratify):
         S = rng.binomial(G, p[idx])
         topic = np.arange(N) % 3 if stratify else None
         data = capfront.EvalResults.from_counts(S, G, topic=topic)
-        lo, hi = bootstrap(data, "naive_oracle", n_resamples=1000, seed=rep,
-                           method=method, stratify=stratify, backend=backend).ci
+        lo, hi = bootstrap(
+            data,
+            "naive_oracle",
+            n_resamples=1000,
+            seed=rep,
+            method=method,
+            stratify=stratify,
+            backend=backend,
+        ).ci
         hits += lo <= target <= hi
     assert 0.93 <= hits / N_REPS <= 0.97, hits / N_REPS

@@ -22,22 +22,31 @@ SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 PKG_PARENT = Path(capfront.__file__).resolve().parents[1]
 
 
-def run(*args: str, module: str = "capfront", check: bool = True,
-        cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run(
+    *args: str, module: str = "capfront", check: bool = True, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(PKG_PARENT), *filter(None, [env.get("PYTHONPATH")])])
+        [str(PKG_PARENT), *filter(None, [env.get("PYTHONPATH")])]
+    )
     env["COLUMNS"] = "120"
-    proc = subprocess.run([sys.executable, "-m", module, *args], capture_output=True,
-                          text=True, env=env, cwd=cwd, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
 
 
 def report_json(*args: str, audit_sims: int = 0) -> dict:
-    proc = run("report", *args, "--json", "--resamples", "100", "--audit-sims",
-               str(audit_sims))
+    proc = run(
+        "report", *args, "--json", "--resamples", "100", "--audit-sims", str(audit_sims)
+    )
     return json.loads(proc.stdout)
 
 
@@ -72,25 +81,38 @@ def check_against_api(data: dict, results: capfront.EvalResults) -> None:
                     assert got[str(name)][col] is None
                 else:
                     assert got[str(name)][col] == pytest.approx(want)
-    for section in ("single_models", "naive_oracles", "frontier", "debiased_oracle",
-                    "gap_decomposition", "latency_frontier"):
+    for section in (
+        "single_models",
+        "naive_oracles",
+        "frontier",
+        "debiased_oracle",
+        "gap_decomposition",
+        "latency_frontier",
+    ):
         value = data.get(section)
         assert not (isinstance(value, dict) and value.get("failed")), (section, value)
 
 
 # ---------------------------------------------------------------- fixtures
-@pytest.mark.parametrize("name, extra", [
-    ("long.csv", []),
-    ("counts.csv", []),
-    ("tokens.csv", ["--prices", str(FIX / "prices.csv")]),
-    ("lm_eval_runs", []),
-    ("lm_eval_repeats", ["--format", "lm-eval"]),
-    ("llmrouterbench", ["--prices", str(FIX / "llmrouterbench_prices.csv")]),
-])
+@pytest.mark.parametrize(
+    "name, extra",
+    [
+        ("long.csv", []),
+        ("counts.csv", []),
+        ("tokens.csv", ["--prices", str(FIX / "prices.csv")]),
+        ("lm_eval_runs", []),
+        ("lm_eval_repeats", ["--format", "lm-eval"]),
+        ("llmrouterbench", ["--prices", str(FIX / "llmrouterbench_prices.csv")]),
+    ],
+)
 def test_report_on_fixture(name, extra):
     data = report_json(str(FIX / name), *extra, audit_sims=2)
-    check_against_api(data, load(FIX / name, prices=(
-        extra[1] if extra and extra[0] == "--prices" else None)).results)
+    check_against_api(
+        data,
+        load(
+            FIX / name, prices=(extra[1] if extra and extra[0] == "--prices" else None)
+        ).results,
+    )
 
 
 def test_report_on_routerbench_pickle(tmp_path):
@@ -110,9 +132,19 @@ def test_report_on_inspect_logs():
 
 
 def test_report_tables_out_and_columns(tmp_path):
-    proc = run("report", str(FIX / "long.csv"), "--cost", "cost_usd", "--latency",
-               "latency_s", "--out", str(tmp_path / "o"), "--resamples", "50",
-               "--quiet")
+    proc = run(
+        "report",
+        str(FIX / "long.csv"),
+        "--cost",
+        "cost_usd",
+        "--latency",
+        "latency_s",
+        "--out",
+        str(tmp_path / "o"),
+        "--resamples",
+        "50",
+        "--quiet",
+    )
     out = proc.stdout
     assert "Single models" in out and "naive prehoc oracle" in out
     assert f"wrote {tmp_path / 'o' / 'report.json'}" in out
@@ -127,19 +159,24 @@ def test_report_tables_out_and_columns(tmp_path):
 def test_demo_prints_the_report():
     proc = run("demo", "--audit-sims", "0", "--resamples", "200")
     out = proc.stdout
-    for text in ("Data", "evalperf_example", "Single models", "naive prehoc oracle",
-                 "stand-in: active parameters"):
+    for text in (
+        "Data",
+        "evalperf_example",
+        "Single models",
+        "naive prehoc oracle",
+        "stand-in: active parameters",
+    ):
         assert text in out
     assert proc.stderr == ""
 
 
 def test_demo_json_matches_api():
-    proc = run("demo", "mmlu-pro", "--json", "--resamples", "100", "--audit-sims",
-               "0")
+    proc = run("demo", "mmlu-pro", "--json", "--resamples", "100", "--audit-sims", "0")
     data = json.loads(proc.stdout)
     from importlib import resources
 
     from capfront.cli import demo_path
+
     with resources.as_file(demo_path("mmlu-pro")) as path:
         results = load(path).results
     assert data["data"]["n_prompts"] == 392 and data["data"]["n_models"] == 10
@@ -157,42 +194,88 @@ def test_demo_out(tmp_path):
 
 def test_simulate_then_report(tmp_path):
     out = tmp_path / "sim.parquet"
-    proc = run("simulate", "--prompts", "120", "--models", "4", "--draws", "6",
-               "--seed", "5", "--out", str(out))
+    proc = run(
+        "simulate",
+        "--prompts",
+        "120",
+        "--models",
+        "4",
+        "--draws",
+        "6",
+        "--seed",
+        "5",
+        "--out",
+        str(out),
+    )
     assert "wrote" in proc.stdout and "true oracle" in proc.stdout
     frame = pd.read_parquet(out)
-    assert {"prompt_id", "model", "generation", "score", "cost", "latency", "topic",
-            "truth_p"} <= set(frame.columns)
+    assert {
+        "prompt_id",
+        "model",
+        "generation",
+        "score",
+        "cost",
+        "latency",
+        "topic",
+        "truth_p",
+    } <= set(frame.columns)
     assert len(frame) == 120 * 4 * 6
     data = report_json(str(out))
     sim = capfront.simulate(120, 4, 6, n_topics=4, seed=5)
     assert data["truth"]["true_oracle"] == pytest.approx(sim.true_oracle)
     assert data["naive_oracles"]["prehoc"]["value"] == pytest.approx(
-        capfront.naive_oracle(sim).value)
+        capfront.naive_oracle(sim).value
+    )
+
 
 def test_simulate_counts(tmp_path, capsys):
     from capfront.cli import main
 
     counts = tmp_path / "sim.csv"
-    assert main(["simulate", "--prompts", "50", "--models", "3", "--draws", "4",
-                 "--counts", "--out", str(counts)]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "--prompts",
+                "50",
+                "--models",
+                "3",
+                "--draws",
+                "4",
+                "--counts",
+                "--out",
+                str(counts),
+            ]
+        )
+        == 0
+    )
     frame = pd.read_csv(counts)
     assert {"n_correct", "n_samples", "truth_p"} <= set(frame.columns)
     sim = capfront.simulate(50, 3, 4, n_topics=4, seed=0)
     r = load(counts).results
     assert r.true_oracle == pytest.approx(sim.true_oracle)
     assert capfront.naive_oracle(r).value == pytest.approx(
-        capfront.naive_oracle(sim).value)
+        capfront.naive_oracle(sim).value
+    )
 
 
 # ---------------------------------------------------------------- errors
 ERROR_CASES = [
     (["report", "no/such/file.csv"], "no/such/file.csv"),
     (["report", str(FIX / "long.csv"), "--score", "nope"], "no column 'nope'"),
-    (["report", str(FIX / "tokens.csv"), "--prices", str(FIX / "prices_missing.csv")],
-     "no price for model(s) ['large']"),
-    (["report", str(FIX / "tokens.csv"), "--prices", "missing_prices.csv"],
-     "missing_prices.csv"),
+    (
+        [
+            "report",
+            str(FIX / "tokens.csv"),
+            "--prices",
+            str(FIX / "prices_missing.csv"),
+        ],
+        "no price for model(s) ['large']",
+    ),
+    (
+        ["report", str(FIX / "tokens.csv"), "--prices", "missing_prices.csv"],
+        "missing_prices.csv",
+    ),
     (["report", str(FIX / "README.md")], "cannot tell the format"),
     (["report", str(FIX / "lm_eval_runs"), "--score", "bleu"], "no metric 'bleu'"),
     (["simulate", "--models", "0", "--out", "x.csv"], "n_models must be >= 1"),
@@ -245,8 +328,9 @@ def test_entry_points(capsys):
     assert "capfront" in capsys.readouterr().out
     exe = shutil.which("capfront")
     if exe is not None and Path(exe).resolve().parent == Path(sys.executable).parent:
-        proc = subprocess.run([exe, "report", "--help"], capture_output=True,
-                              text=True, timeout=120)
+        proc = subprocess.run(
+            [exe, "report", "--help"], capture_output=True, text=True, timeout=120
+        )
         assert proc.returncode == 0 and "--prices" in proc.stdout
 
 
@@ -265,8 +349,18 @@ def test_report_on_shared_data(rel, extra):
     path = SHARED / rel
     if not path.exists():
         pytest.skip(f"shared data absent: {path}")
-    data = json.loads(run("report", str(path), "--json", "--resamples", "100",
-                          "--audit-sims", "0", *extra).stdout)
+    data = json.loads(
+        run(
+            "report",
+            str(path),
+            "--json",
+            "--resamples",
+            "100",
+            "--audit-sims",
+            "0",
+            *extra,
+        ).stdout
+    )
     check_against_api(data, load(path).results)
 
 
@@ -274,27 +368,40 @@ def test_report_on_shared_data_with_prices(tmp_path):
     path = SHARED / "bfcl_v1_2024-08-11" / "bfcl_v1_2024-08-11.csv"
     if not path.exists():
         pytest.skip(f"shared data absent: {path}")
-    frame = pd.read_csv(path, usecols=["prompt_id", "category", "model", "score",
-                                       "input_tokens", "output_tokens"])
+    frame = pd.read_csv(
+        path,
+        usecols=[
+            "prompt_id",
+            "category",
+            "model",
+            "score",
+            "input_tokens",
+            "output_tokens",
+        ],
+    )
     keep = frame.groupby("model")["input_tokens"].apply(lambda s: s.notna().all())
     models = sorted(keep[keep].index)[:6]
     sub = tmp_path / "bfcl_sub.csv"
     frame[frame["model"].isin(models)].to_csv(sub, index=False)
     prices = tmp_path / "prices.csv"
-    prices.write_text("model,input_per_million,output_per_million\n" + "".join(
-        f"{m},{0.5 * (i + 1)},{1.5 * (i + 1)}\n" for i, m in enumerate(models)))
+    prices.write_text(
+        "model,input_per_million,output_per_million\n"
+        + "".join(
+            f"{m},{0.5 * (i + 1)},{1.5 * (i + 1)}\n" for i, m in enumerate(models)
+        )
+    )
     data = report_json(str(sub), "--prices", str(prices))
     assert data["data"]["cost"] is True
     check_against_api(data, load(sub, prices=prices).results)
-    prices.write_text("model,input_per_million,output_per_million\n"
-                      f"{models[0]},1,2\n")
+    prices.write_text(f"model,input_per_million,output_per_million\n{models[0]},1,2\n")
     proc = run("report", str(sub), "--prices", str(prices), check=False)
     assert proc.returncode == 1 and "no price for model" in proc.stderr
 
 
 def test_study_subcommand_registered(capsys):
-    studies_cli = pytest.importorskip("capfront.studies.cli",
-                                      reason="capfront.studies.cli not present")
+    studies_cli = pytest.importorskip(
+        "capfront.studies.cli", reason="capfront.studies.cli not present"
+    )
     if not hasattr(studies_cli, "add_parser"):
         pytest.skip("capfront.studies.cli has no add_parser")
     from capfront.cli import main

@@ -185,4 +185,3 @@ def test_dask_bootstrap_bad_input(simulated):
     )
     with pytest.raises(ValueError, match="same number of generations"):
         cfd.bootstrap(ragged, scheduler="threads", n_resamples=10)
-

@@ -24,8 +24,16 @@ from capfront.frontier import (
 
 BACKENDS = available_backends()
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-SEG_FIELDS = ("base_cost", "base_quality", "base_option", "prompt", "dcost",
-              "dquality", "option_from", "option_to")
+SEG_FIELDS = (
+    "base_cost",
+    "base_quality",
+    "base_option",
+    "prompt",
+    "dcost",
+    "dquality",
+    "option_from",
+    "option_to",
+)
 
 
 @st.composite
@@ -35,12 +43,14 @@ def count_tables(draw, max_n=6, max_l=4, G=4, missing=True):
     S = np.array(draw(st.lists(st.integers(0, G), min_size=N * L, max_size=N * L)))
     S = S.reshape(N, L)
     costs = [0.0, 0.5, 1.0, 2.0, 3.0]
-    c = np.array(draw(st.lists(st.sampled_from(costs), min_size=N * L,
-                               max_size=N * L))).reshape(N, L)
+    c = np.array(
+        draw(st.lists(st.sampled_from(costs), min_size=N * L, max_size=N * L))
+    ).reshape(N, L)
     n_draws = np.full((N, L), G)
     if missing:
-        miss = np.array(draw(st.lists(st.booleans(), min_size=N * L,
-                                      max_size=N * L))).reshape(N, L)
+        miss = np.array(
+            draw(st.lists(st.booleans(), min_size=N * L, max_size=N * L))
+        ).reshape(N, L)
         miss[:, 0] &= ~miss.all(axis=1)  # every prompt keeps a model
         miss[miss.all(axis=1), 0] = False
         n_draws = np.where(miss, 0, G)
@@ -74,8 +84,11 @@ def test_matches_bruteforce_lambda_sweep(results, posthoc):
             assert y <= fr.quality_at(x) + 1e-9
     # every vertex is attained by some lambda (between consecutive edge slopes)
     slopes = np.diff(v[:, 1]) / np.diff(v[:, 0]) if len(v) > 1 else np.zeros(0)
-    lams = np.r_[slopes[0] + 1.0 if slopes.size else 1.0,
-                 (slopes[:-1] + slopes[1:]) / 2, slopes[-1] / 2 if slopes.size else []]
+    lams = np.r_[
+        slopes[0] + 1.0 if slopes.size else 1.0,
+        (slopes[:-1] + slopes[1:]) / 2,
+        slopes[-1] / 2 if slopes.size else [],
+    ]
     lams = lams[: len(v)]
     if len(v) == 1:
         lams = np.array([1e6])
@@ -93,23 +106,23 @@ def test_dominates_single_models_and_reaches_oracles(results):
         assert fr.quality_at(cost) >= acc - 1e-12
         assert fr.cost_at(acc) <= cost + 1e-12
     oracle = capfront.naive_oracle(results, "prehoc")
-    np.testing.assert_allclose(fr.vertices[-1], [oracle.cost, oracle.value],
-                               atol=1e-12)
+    np.testing.assert_allclose(fr.vertices[-1], [oracle.cost, oracle.value], atol=1e-12)
     post = frontier(results, posthoc=True)
     assert post.max_quality == pytest.approx(
-        capfront.naive_oracle(results, "posthoc").value, abs=1e-12)
+        capfront.naive_oracle(results, "posthoc").value, abs=1e-12
+    )
     assert post.quality_at(fr.vertices[-1, 0]) >= fr.max_quality - 1e-12
 
 
 @settings(max_examples=60, deadline=None)
 @given(count_tables(), st.booleans())
 def test_concave_nondecreasing_and_backends_agree(results, posthoc):
-    segs = {b: frontier(results, posthoc=posthoc, backend=b).segments
-            for b in BACKENDS}
+    segs = {b: frontier(results, posthoc=posthoc, backend=b).segments for b in BACKENDS}
     for b in BACKENDS[1:]:
         for f in SEG_FIELDS:
-            np.testing.assert_array_equal(getattr(segs[b], f),
-                                          getattr(segs[BACKENDS[0]], f))
+            np.testing.assert_array_equal(
+                getattr(segs[b], f), getattr(segs[BACKENDS[0]], f)
+            )
     v = frontier(results, posthoc=posthoc).vertices
     dx, dy = np.diff(v[:, 0]), np.diff(v[:, 1])
     assert (dx > 0).all() and (dy > 0).all()
@@ -132,8 +145,10 @@ def test_weights_equal_repeated_prompts(results, data):
     seg = frontier(results).segments
     idx = np.repeat(np.arange(N), w)
     rep = capfront.EvalResults.from_counts(
-        np.rint(results.successes[idx]).astype(int), results.n_draws[idx],
-        cost=np.nan_to_num(results.mean_cost[idx]))
+        np.rint(results.successes[idx]).astype(int),
+        results.n_draws[idx],
+        cost=np.nan_to_num(results.mean_cost[idx]),
+    )
     want = frontier(rep).vertices
     np.testing.assert_allclose(frontier_vertices(seg, w), want, atol=1e-12)
 
@@ -217,8 +232,7 @@ def test_cost_choices_and_errors():
 def test_metrics_policy_and_comparison():
     # two prompts, two models: cheap model right on prompt 0 only
     S = np.array([[1, 1], [0, 1]])
-    r = capfront.EvalResults.from_counts(S, 1, cost=[1.0, 3.0],
-                                         benchmark=["a", "b"])
+    r = capfront.EvalResults.from_counts(S, 1, cost=[1.0, 3.0], benchmark=["a", "b"])
     fr = frontier(r)
     np.testing.assert_allclose(fr.vertices, [[1.0, 0.5], [2.0, 1.0]])
     assert fr.aiq() == pytest.approx(0.75)
@@ -269,7 +283,8 @@ def test_versus_best_single_ci_and_band_and_plot(tmp_path):
     r = capfront.simulate(n_prompts=300, n_models=4, n_draws=5, seed=1)
     if not r.has_cost:
         r = capfront.EvalResults.from_counts(
-            np.rint(r.successes).astype(int), r.n_draws, cost=[1.0, 2.0, 3.0, 4.0])
+            np.rint(r.successes).astype(int), r.n_draws, cost=[1.0, 2.0, 3.0, 4.0]
+        )
     fr = frontier(r, posthoc=True, max_k=3).with_band(n_resamples=20)
     ax = fr.plot()
     ax.figure.savefig(tmp_path / "f.png")
@@ -293,7 +308,8 @@ def test_pgm_quality_posterior_means():
     r = capfront.simulate(400, 4, 5, seed=2, as_counts=True)
     if not r.has_cost:
         r = capfront.EvalResults.from_counts(
-            np.rint(r.successes).astype(int), r.n_draws, cost=[1.0, 2.0, 3.0, 4.0])
+            np.rint(r.successes).astype(int), r.n_draws, cost=[1.0, 2.0, 3.0, 4.0]
+        )
     fr = frontier(r, quality="pgm")
     naive = frontier(r)
     with pytest.raises(NotImplementedError, match="refit"):
@@ -312,10 +328,14 @@ def test_latency_frontier():
     pol = lf.policies
     pts = pol[["quality", "cost", "latency_mean"]].to_numpy()
     for i in np.flatnonzero(pol["pareto_mean"]):
-        better = (pts[:, 0] >= pts[i, 0]) & (pts[:, 1] <= pts[i, 1]) & (
-            pts[:, 2] <= pts[i, 2])
-        strict = (pts[:, 0] > pts[i, 0]) | (pts[:, 1] < pts[i, 1]) | (
-            pts[:, 2] < pts[i, 2])
+        better = (
+            (pts[:, 0] >= pts[i, 0])
+            & (pts[:, 1] <= pts[i, 1])
+            & (pts[:, 2] <= pts[i, 2])
+        )
+        strict = (
+            (pts[:, 0] > pts[i, 0]) | (pts[:, 1] < pts[i, 1]) | (pts[:, 2] < pts[i, 2])
+        )
         assert not (better & strict).any()
     assert pol["hull_mean"].any() and pol["pareto_p95"].any()
     assert (pol["source"] == "single").sum() == 3
@@ -349,8 +369,9 @@ def test_real_bfcl_tokens():
     df = pd.read_csv(path)
     df["tokens"] = df["input_tokens"] + df["output_tokens"]
     df = df[df.groupby("model")["tokens"].transform(lambda s: s.notna().all())]
-    r = capfront.from_frame(df, cost="tokens", latency="latency_s",
-                            benchmark="category")
+    r = capfront.from_frame(
+        df, cost="tokens", latency="latency_s", benchmark="category"
+    )
     fr = frontier(r)
     table = fr.versus_best_single()
     assert "mean" in table.index and len(table) == 14
@@ -411,9 +432,13 @@ assert np.array_equal(nbf.pareto_minima_3d_nb(pts),
 print("ok")
 """
     env_path = str(Path(capfront.__file__).resolve().parents[1])
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": env_path},
-                         check=False)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": env_path},
+        check=False,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok")
 
@@ -426,7 +451,9 @@ def test_single_points_match_single_models():
     table = capfront.single_models(r, best_of_k=[2, 3])
     for k, col in ((1, "accuracy"), (2, "pass@2"), (3, "pass@3")):
         got = pts[pts["k"] == k].set_index("model")
-        np.testing.assert_allclose(got.loc[table.index, "quality"], table[col],
-                                   rtol=1e-12)
-        np.testing.assert_allclose(got.loc[table.index, "cost"],
-                                   k * table["mean_cost"], rtol=1e-12)
+        np.testing.assert_allclose(
+            got.loc[table.index, "quality"], table[col], rtol=1e-12
+        )
+        np.testing.assert_allclose(
+            got.loc[table.index, "cost"], k * table["mean_cost"], rtol=1e-12
+        )

@@ -17,8 +17,11 @@ def brute_force(points: np.ndarray, maximize) -> np.ndarray:
     flipping the maximised columns); duplicates never dominate each other."""
     sign = np.where(np.asarray(maximize), -1.0, 1.0)
     p = points * sign
-    keep = [i for i in range(len(p))
-            if not (np.all(p <= p[i], axis=1) & np.any(p < p[i], axis=1)).any()]
+    keep = [
+        i
+        for i in range(len(p))
+        if not (np.all(p <= p[i], axis=1) & np.any(p < p[i], axis=1)).any()
+    ]
     return np.asarray(keep, dtype=np.int64)
 
 
@@ -26,9 +29,12 @@ values = st.sampled_from([0.0, 1.0, 2.0, 2.5, -1.0, np.inf, -np.inf, 0.0])
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(0, 40).flatmap(
-    lambda m: st.lists(st.tuples(values, values, values), min_size=m, max_size=m)),
-    st.tuples(st.booleans(), st.booleans(), st.booleans()))
+@given(
+    st.integers(0, 40).flatmap(
+        lambda m: st.lists(st.tuples(values, values, values), min_size=m, max_size=m)
+    ),
+    st.tuples(st.booleans(), st.booleans(), st.booleans()),
+)
 def test_equals_bruteforce_with_duplicates_and_ties(rows, maximize):
     pts = np.array(rows, dtype=np.float64).reshape(-1, 3)
     want = brute_force(pts, maximize)
@@ -49,13 +55,22 @@ def test_random_continuous_points(m, seed):
 
 
 def test_duplicates_kept_and_errors():
-    pts = np.array([[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [0.0, 2.0, 2.0],
-                    [1.0, 1.0, 1.0], [-0.0, 2.0, 2.0], [0.0, 2.0, 2.0]])
+    pts = np.array(
+        [
+            [1.0, 1.0, 1.0],
+            [1.0, 1.0, 1.0],
+            [0.0, 2.0, 2.0],
+            [1.0, 1.0, 1.0],
+            [-0.0, 2.0, 2.0],
+            [0.0, 2.0, 2.0],
+        ]
+    )
     for b in BACKENDS:
         np.testing.assert_array_equal(pareto_3d(pts, backend=b), [0, 1, 3])
         np.testing.assert_array_equal(
             pareto_3d(pts, maximize=(False, False, False), backend=b),
-            [0, 1, 2, 3, 4, 5])
+            [0, 1, 2, 3, 4, 5],
+        )
         assert pareto_3d(np.zeros((0, 3)), backend=b).size == 0
     with pytest.raises(ValueError, match="NaN"):
         pareto_3d(np.array([[np.nan, 1.0, 2.0]]))

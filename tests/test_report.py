@@ -31,12 +31,22 @@ def sim_report(sim):
 def test_report_is_plain_json(sim_report):
     text = sim_report.to_json()
     again = json.loads(text)
-    assert again["settings"] == {"seed": 1, "n_resamples": 100, "level": 0.95,
-                                 "audit_sims": 3}
+    assert again["settings"] == {
+        "seed": 1,
+        "n_resamples": 100,
+        "level": 0.95,
+        "audit_sims": 3,
+    }
     for section in ("data", "single_models", "naive_oracles", "truth"):
         assert section in again
-    for section in ("single_models", "naive_oracles", "frontier", "debiased_oracle",
-                    "gap_decomposition", "latency_frontier"):
+    for section in (
+        "single_models",
+        "naive_oracles",
+        "frontier",
+        "debiased_oracle",
+        "gap_decomposition",
+        "latency_frontier",
+    ):
         value = again.get(section)
         assert not (isinstance(value, dict) and value.get("failed")), value
 
@@ -50,14 +60,18 @@ def test_numbers_equal_the_api(sim, sim_report):
         assert row["accuracy"] == pytest.approx(table.loc[row["model"], "accuracy"])
         assert row["mean_cost"] == pytest.approx(table.loc[row["model"], "mean_cost"])
     model, acc, cost = capfront.best_single(sim)
-    assert d["single_models"]["best"] == {"model": model, "accuracy": acc,
-                                          "cost": pytest.approx(cost)}
+    assert d["single_models"]["best"] == {
+        "model": model,
+        "accuracy": acc,
+        "cost": pytest.approx(cost),
+    }
     for kind in ("prehoc", "posthoc", "union"):
         orc = capfront.naive_oracle(sim, kind)
         assert d["naive_oracles"][kind]["value"] == pytest.approx(orc.value)
         assert d["naive_oracles"][kind]["cost"] == pytest.approx(orc.cost)
         assert d["naive_oracles"][kind]["gain_over_best_single"] == pytest.approx(
-            orc.value - acc)
+            orc.value - acc
+        )
     assert d["truth"]["true_oracle"] == pytest.approx(sim.true_oracle)
 
 
@@ -84,8 +98,7 @@ def test_debiased_section_equals_the_api(sim, sim_report):
     if hasattr(capfront, "audit"):
         audit = capfront.audit(sim, n_sims=3, seed=1)
         assert sec["audit"]["recommended"] == audit.recommended == sec["method"]
-    res = capfront.debiased_oracle(sim, sec["method"], ci=0.95, n_resamples=100,
-                                   seed=1)
+    res = capfront.debiased_oracle(sim, sec["method"], ci=0.95, n_resamples=100, seed=1)
     assert sec["value"] == pytest.approx(res.value)
     if res.ci is not None:
         assert sec["ci"] == pytest.approx(list(res.ci))
@@ -112,8 +125,9 @@ def test_gap_decomposition_needs_20_draws():
 
 def test_graded_scores_skip_the_union_oracle():
     rng = np.random.default_rng(0)
-    res = capfront.EvalResults.from_arrays(rng.uniform(size=(30, 3, 2)),
-                                           cost=np.array([1.0, 2.0, 3.0]))
+    res = capfront.EvalResults.from_arrays(
+        rng.uniform(size=(30, 3, 2)), cost=np.array([1.0, 2.0, 3.0])
+    )
     rep = build_report(res, n_resamples=50, audit_sims=0)
     assert "binary" in rep.data["naive_oracles"]["union"]["skipped"]
     oracles = rep.to_markdown().split("## Oracles")[1].split("\n## ")[0]
@@ -130,7 +144,8 @@ def test_benchmarks_and_missing_cells():
     rows = {r["benchmark"]: r for r in data["by_benchmark"]}
     sub = d.results.by_benchmark()["gsm8k"]
     assert rows["gsm8k"]["prehoc_oracle"] == pytest.approx(
-        capfront.naive_oracle(sub, "prehoc").value)
+        capfront.naive_oracle(sub, "prehoc").value
+    )
 
 
 def test_markdown_and_save(sim_report, tmp_path):
@@ -140,8 +155,10 @@ def test_markdown_and_save(sim_report, tmp_path):
     written = sim_report.save(tmp_path / "out")
     names = {p.name for p in written}
     assert {"report.json", "report.md", "frontier.png"} <= names
-    if "latency_frontier" in sim_report.data and "skipped" not in \
-            sim_report.data["latency_frontier"]:
+    if (
+        "latency_frontier" in sim_report.data
+        and "skipped" not in sim_report.data["latency_frontier"]
+    ):
         assert "latency_frontier.png" in names
     saved = json.loads((tmp_path / "out" / "report.json").read_text())
     assert saved["files"] == [p.name for p in written]
@@ -177,7 +194,8 @@ def test_failed_section_does_not_lose_the_report(monkeypatch):
     assert rep.data["frontier"]["failed"] is True
     assert "boom" in rep.data["frontier"]["skipped"]
     assert rep.data["naive_oracles"]["prehoc"]["value"] == pytest.approx(
-        capfront.naive_oracle(res).value)
+        capfront.naive_oracle(res).value
+    )
 
 
 def test_bad_settings():
@@ -196,12 +214,22 @@ def test_jsonable_and_fmt():
         a: float
         b: np.ndarray
 
-    out = jsonable({"x": np.float64("nan"), "t": Thing(1.5, np.arange(3)),
-                    "df": pd.DataFrame({"m": ["a"], "v": [np.int64(2)]}),
-                    "big": np.zeros(5000), "inf": float("inf")})
-    assert out == {"x": None, "t": {"a": 1.5, "b": [0, 1, 2]},
-                   "df": [{"m": "a", "v": 2}],
-                   "big": {"shape": [5000], "dtype": "float64"}, "inf": None}
+    out = jsonable(
+        {
+            "x": np.float64("nan"),
+            "t": Thing(1.5, np.arange(3)),
+            "df": pd.DataFrame({"m": ["a"], "v": [np.int64(2)]}),
+            "big": np.zeros(5000),
+            "inf": float("inf"),
+        }
+    )
+    assert out == {
+        "x": None,
+        "t": {"a": 1.5, "b": [0, 1, 2]},
+        "df": [{"m": "a", "v": 2}],
+        "big": {"shape": [5000], "dtype": "float64"},
+        "inf": None,
+    }
     json.dumps(out, allow_nan=False)
     assert fmt(0.8561234) == "0.8561"
     assert fmt(0.5, "error_reduction") == "50.0%"
@@ -225,11 +253,13 @@ def test_frontier_intervals_per_benchmark_when_one_fails():
     sec = rep.data["frontier"]["prehoc"]
     rows = {r["benchmark"]: r for r in sec["versus_best_single"]}
     ref = capfront.frontier(res, benchmark="MBPP+").versus_best_single(
-        ci=0.95, n_resamples=100, seed=0)
+        ci=0.95, n_resamples=100, seed=0
+    )
     if "error_reduction_low" not in rows["MBPP+"]:
         assert any("no intervals" in n for n in sec.get("notes", []))
         return
     assert rows["MBPP+"]["error_reduction_low"] == pytest.approx(
-        ref["error_reduction_low"].iloc[0])
+        ref["error_reduction_low"].iloc[0]
+    )
     if "error_reduction_low" not in rows["HumanEval+"]:
         assert any("HumanEval+" in n for n in sec["notes"])

@@ -107,8 +107,17 @@ def bootstrap_sums_nb(offsets, seed_lo, seed_hi, b0, nb, z8, z64):  # noqa: ANN0
 
 
 @njit(parallel=True)
-def bootstrap_two_level_sums_nb(offsets, seed_lo, seed_hi, b0, nb, successes,  # noqa: ANN001
-                                thresholds, with_max, with_cells):
+def bootstrap_two_level_sums_nb(
+    offsets,
+    seed_lo,
+    seed_hi,
+    b0,
+    nb,
+    successes,  # noqa: ANN001
+    thresholds,
+    with_max,
+    with_cells,
+):
     """Two-level replicates: slot w -> prompt (stream 0), then cell l of the slot
     gets S* = #{k : u >= T[S, k]} with u word w * L + l of stream 1."""
     n = offsets[-1]
@@ -205,8 +214,15 @@ def binomial_ratio_nb(n, a, b, u, w):  # noqa: ANN001
 
 
 @njit(parallel=True)
-def bootstrap_class_sums_nb(class_offsets, class_size, class_value, seed_lo,  # noqa: ANN001
-                            seed_hi, b0, nb):
+def bootstrap_class_sums_nb(
+    class_offsets,
+    class_size,
+    class_value,
+    seed_lo,  # noqa: ANN001
+    seed_hi,
+    b0,
+    nb,
+):
     n_strata = class_offsets.shape[0] - 1
     n_classes = class_offsets[n_strata]
     biggest = 0

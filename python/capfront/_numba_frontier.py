@@ -102,9 +102,26 @@ def _fill_row_nb(kind, n, a, b, d, K, c, q):
 
 
 @njit(parallel=True)
-def _hull_pass_nb(kind, a, b, d, K, N, M, counts, offsets, fill_out,
-                  base_cost, base_quality, base_option,
-                  prompt, dcost, dquality, option_from, option_to):
+def _hull_pass_nb(
+    kind,
+    a,
+    b,
+    d,
+    K,
+    N,
+    M,
+    counts,
+    offsets,
+    fill_out,
+    base_cost,
+    base_quality,
+    base_option,
+    prompt,
+    dcost,
+    dquality,
+    option_from,
+    option_to,
+):
     # Pass 1 (fill_out False): hull lengths; pass 2: write the segments at offsets.
     # Blocks of prompts share scratch buffers.
     n_blocks = (N + _BLOCK - 1) // _BLOCK
@@ -141,8 +158,26 @@ def _hull_segments_nb(kind, a, b, d, K, N, M):
     offsets = np.zeros(N, dtype=np.int64)
     e_f = np.empty(0)
     e_i = np.empty(0, dtype=np.int64)
-    _hull_pass_nb(kind, a, b, d, K, N, M, counts, offsets, False,
-                  e_f, e_f, e_i, e_i, e_f, e_f, e_i, e_i)
+    _hull_pass_nb(
+        kind,
+        a,
+        b,
+        d,
+        K,
+        N,
+        M,
+        counts,
+        offsets,
+        False,
+        e_f,
+        e_f,
+        e_i,
+        e_i,
+        e_f,
+        e_f,
+        e_i,
+        e_i,
+    )
     offsets[1:] = np.cumsum(counts)[:-1]
     S = int(counts.sum())
     base_cost = np.full(N, np.nan)
@@ -153,15 +188,36 @@ def _hull_segments_nb(kind, a, b, d, K, N, M):
     option_to = np.empty(S, dtype=np.int64)
     dcost = np.empty(S)
     dquality = np.empty(S)
-    _hull_pass_nb(kind, a, b, d, K, N, M, counts, offsets, True,
-                  base_cost, base_quality, base_option,
-                  prompt, dcost, dquality, option_from, option_to)
+    _hull_pass_nb(
+        kind,
+        a,
+        b,
+        d,
+        K,
+        N,
+        M,
+        counts,
+        offsets,
+        True,
+        base_cost,
+        base_quality,
+        base_option,
+        prompt,
+        dcost,
+        dquality,
+        option_from,
+        option_to,
+    )
     order = _slope_order_nb(dquality, dcost)
     return {
-        "base_cost": base_cost, "base_quality": base_quality,
-        "base_option": base_option, "prompt": prompt[order],
-        "dcost": dcost[order], "dquality": dquality[order],
-        "option_from": option_from[order], "option_to": option_to[order],
+        "base_cost": base_cost,
+        "base_quality": base_quality,
+        "base_option": base_option,
+        "prompt": prompt[order],
+        "dcost": dcost[order],
+        "dquality": dquality[order],
+        "option_from": option_from[order],
+        "option_to": option_to[order],
     }
 
 
@@ -177,11 +233,13 @@ def hull_segments_dense_nb(option_cost: np.ndarray, option_quality: np.ndarray) 
     return _hull_segments_nb(0, option_cost, option_quality, dummy, 1, N, M)
 
 
-def hull_segments_posthoc_nb(successes: np.ndarray, n_draws: np.ndarray,
-                             cell_cost: np.ndarray, max_k: int) -> dict:
+def hull_segments_posthoc_nb(
+    successes: np.ndarray, n_draws: np.ndarray, cell_cost: np.ndarray, max_k: int
+) -> dict:
     N, L = successes.shape
-    return _hull_segments_nb(1, successes, n_draws, cell_cost, int(max_k), N,
-                             L * int(max_k))
+    return _hull_segments_nb(
+        1, successes, n_draws, cell_cost, int(max_k), N, L * int(max_k)
+    )
 
 
 @njit
@@ -204,8 +262,12 @@ def pareto_minima_3d_nb(points):
         y = points[r, 1]
         z = points[r, 2]
         j = i + 1
-        while j < M and points[order[j], 0] == x and points[order[j], 1] == y \
-                and points[order[j], 2] == z:
+        while (
+            j < M
+            and points[order[j], 0] == x
+            and points[order[j], 1] == y
+            and points[order[j], 2] == z
+        ):
             j += 1
         # first staircase position with sy > y
         pos = np.searchsorted(sy[:size], y, side="right")

@@ -102,10 +102,20 @@ __all__ = [
 METHODS = ("percentile", "bca", "basic")
 STRATIFY = (None, "benchmark", "topic")
 _ORACLE_STATS = ("naive_oracle", "best_single", "oracle_gain")
-_DEBIAS_STATS = ("naive", "bootstrap_bc", "double_bc", "crossfit", "extrapolation",
-                 "jackknife", "pgm")
-_FRONTIER_STATS = {"frontier_error_reduction": "error_reduction",
-                   "frontier_cost_reduction": "cost_reduction", "aiq": "aiq"}
+_DEBIAS_STATS = (
+    "naive",
+    "bootstrap_bc",
+    "double_bc",
+    "crossfit",
+    "extrapolation",
+    "jackknife",
+    "pgm",
+)
+_FRONTIER_STATS = {
+    "frontier_error_reduction": "error_reduction",
+    "frontier_cost_reduction": "cost_reduction",
+    "aiq": "aiq",
+}
 BUILTIN_STATISTICS = _ORACLE_STATS + _DEBIAS_STATS + tuple(_FRONTIER_STATS)
 _FIXED_BITS = 52  # N * max|Z| <= 2^52: float64 sums of the codes stay exact
 _JACKKNIFE_GROUPS = 100
@@ -173,8 +183,9 @@ class _Strata:
 def _strata(results: EvalResults, stratify: str | None) -> _Strata:
     N = results.n_prompts
     if stratify is None:
-        return _Strata(np.arange(N, dtype=np.int64), np.array([0, N], dtype=np.int64),
-                       True)
+        return _Strata(
+            np.arange(N, dtype=np.int64), np.array([0, N], dtype=np.int64), True
+        )
     labels = results.benchmark if stratify == "benchmark" else results.topic
     if labels is None:
         raise ValueError(
@@ -193,8 +204,9 @@ def _seed_words(seed: int) -> tuple[int, int]:
     return _philox.philox_key(seed)
 
 
-def _words(seed: int, rep: int, stream: int, start: int, count: int, backend: str
-           ) -> np.ndarray:
+def _words(
+    seed: int, rep: int, stream: int, start: int, count: int, backend: str
+) -> np.ndarray:
     if backend == "cpp":
         return core().philox_words(seed, rep, stream, start, count)
     if backend == "numba":
@@ -223,8 +235,9 @@ def _counts_np(offsets: np.ndarray, seed: int, b0: int, nb: int) -> np.ndarray:
     return out
 
 
-def _counts(offsets: np.ndarray, seed: int, b0: int, nb: int, backend: str
-            ) -> np.ndarray:
+def _counts(
+    offsets: np.ndarray, seed: int, b0: int, nb: int, backend: str
+) -> np.ndarray:
     """Draw counts ``(nb, n)`` in stratum order, uint8 in every backend."""
     if backend == "cpp":
         return core().bootstrap_counts(offsets, seed, b0, nb)
@@ -238,8 +251,9 @@ def _counts(offsets: np.ndarray, seed: int, b0: int, nb: int, backend: str
     return counts.astype(np.uint8)
 
 
-def _sums_np(offsets: np.ndarray, seed: int, b0: int, nb: int, z8: np.ndarray,
-             z64: np.ndarray) -> np.ndarray:
+def _sums_np(
+    offsets: np.ndarray, seed: int, b0: int, nb: int, z8: np.ndarray, z64: np.ndarray
+) -> np.ndarray:
     """Reference: counts @ Z in float64 -- exact, every partial sum is an integer
     below 2^53 -- tile by tile."""
     n = int(offsets[-1])
@@ -251,15 +265,24 @@ def _sums_np(offsets: np.ndarray, seed: int, b0: int, nb: int, z8: np.ndarray,
         c = counts[:, t0 : t0 + tile].astype(np.float64)
         if K8:
             out[:, :K8] += (c @ z8[:, t0 : t0 + tile].T.astype(np.float64)).astype(
-                np.int64)
+                np.int64
+            )
         if K64:
             out[:, K8:] += (c @ z64[:, t0 : t0 + tile].T.astype(np.float64)).astype(
-                np.int64)
+                np.int64
+            )
     return out
 
 
-def _sums(offsets: np.ndarray, seed: int, b0: int, nb: int, z8: np.ndarray,
-          z64: np.ndarray, backend: str) -> np.ndarray:
+def _sums(
+    offsets: np.ndarray,
+    seed: int,
+    b0: int,
+    nb: int,
+    z8: np.ndarray,
+    z64: np.ndarray,
+    backend: str,
+) -> np.ndarray:
     if backend == "cpp":
         return core().bootstrap_sums(offsets, seed, b0, nb, z8, z64)
     if backend == "numba":
@@ -277,9 +300,15 @@ def _binomial_thresholds(g: int) -> np.ndarray:
     return T.astype(np.uint64)
 
 
-def _two_level_draw(offsets: np.ndarray, seed: int, rep: int, S_ord: np.ndarray,
-                    G_ord: np.ndarray, tables: dict[int, np.ndarray], backend: str
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def _two_level_draw(
+    offsets: np.ndarray,
+    seed: int,
+    rep: int,
+    S_ord: np.ndarray,
+    G_ord: np.ndarray,
+    tables: dict[int, np.ndarray],
+    backend: str,
+) -> tuple[np.ndarray, np.ndarray]:
     """(stratum-order rows drawn per slot, S* (n, L)) for one replicate."""
     n, L = S_ord.shape
     rows = _slot_rows(offsets, _words(seed, rep, 0, 0, n, backend))
@@ -298,15 +327,23 @@ def _two_level_draw(offsets: np.ndarray, seed: int, rep: int, S_ord: np.ndarray,
     return rows, star
 
 
-def _two_level_sums_np(offsets: np.ndarray, seed: int, b0: int, nb: int,
-                       S_ord: np.ndarray, T: np.ndarray, with_max: bool,
-                       with_cells: bool) -> np.ndarray:
+def _two_level_sums_np(
+    offsets: np.ndarray,
+    seed: int,
+    b0: int,
+    nb: int,
+    S_ord: np.ndarray,
+    T: np.ndarray,
+    with_max: bool,
+    with_cells: bool,
+) -> np.ndarray:
     g = T.shape[1]
     G_ord = np.full(S_ord.shape, g, dtype=np.int64)
     out = []
     for r in range(nb):
-        _, star = _two_level_draw(offsets, seed, b0 + r, S_ord.astype(np.int64), G_ord,
-                                  {g: T}, "numpy")
+        _, star = _two_level_draw(
+            offsets, seed, b0 + r, S_ord.astype(np.int64), G_ord, {g: T}, "numpy"
+        )
         parts = []
         if with_max:
             parts.append([star.max(axis=1).sum()])
@@ -316,16 +353,26 @@ def _two_level_sums_np(offsets: np.ndarray, seed: int, b0: int, nb: int,
     return np.asarray(out, dtype=np.int64).reshape(nb, -1)
 
 
-def _two_level_sums(offsets: np.ndarray, seed: int, b0: int, nb: int, S_ord: np.ndarray,
-                    T: np.ndarray, with_max: bool, with_cells: bool, backend: str
-                    ) -> np.ndarray:
+def _two_level_sums(
+    offsets: np.ndarray,
+    seed: int,
+    b0: int,
+    nb: int,
+    S_ord: np.ndarray,
+    T: np.ndarray,
+    with_max: bool,
+    with_cells: bool,
+    backend: str,
+) -> np.ndarray:
     if backend == "cpp":
-        return core().bootstrap_two_level_sums(offsets, seed, b0, nb, S_ord, T,
-                                               with_max, with_cells)
+        return core().bootstrap_two_level_sums(
+            offsets, seed, b0, nb, S_ord, T, with_max, with_cells
+        )
     if backend == "numba":
         lo, hi = _seed_words(seed)
-        return bootstrap_two_level_sums_nb(offsets, lo, hi, b0, nb, S_ord, T,
-                                           with_max, with_cells)
+        return bootstrap_two_level_sums_nb(
+            offsets, lo, hi, b0, nb, S_ord, T, with_max, with_cells
+        )
     return _two_level_sums_np(offsets, seed, b0, nb, S_ord, T, with_max, with_cells)
 
 
@@ -360,8 +407,14 @@ def _binomial_ratio_np(n: int, a: int, b: int, u: float) -> int:
     return mode - down.size + i
 
 
-def _class_sums_np(class_offsets: np.ndarray, class_size: np.ndarray,
-                   class_value: np.ndarray, seed: int, b0: int, nb: int) -> np.ndarray:
+def _class_sums_np(
+    class_offsets: np.ndarray,
+    class_size: np.ndarray,
+    class_value: np.ndarray,
+    seed: int,
+    b0: int,
+    nb: int,
+) -> np.ndarray:
     n_classes = int(class_offsets[-1])
     out = np.zeros(nb, dtype=np.int64)
     for r in range(nb):
@@ -383,8 +436,13 @@ def _class_sums_np(class_offsets: np.ndarray, class_size: np.ndarray,
     return out
 
 
-def _class_sums(classes: tuple[np.ndarray, np.ndarray, np.ndarray], seed: int, b0: int,
-                nb: int, backend: str) -> np.ndarray:
+def _class_sums(
+    classes: tuple[np.ndarray, np.ndarray, np.ndarray],
+    seed: int,
+    b0: int,
+    nb: int,
+    backend: str,
+) -> np.ndarray:
     """Sum of the one code column per replicate from multinomial class counts."""
     offsets, size, value = classes
     if backend == "cpp":
@@ -395,8 +453,9 @@ def _class_sums(classes: tuple[np.ndarray, np.ndarray, np.ndarray], seed: int, b
     return _class_sums_np(offsets, size, value, seed, b0, nb)
 
 
-def _class_tables(z: np.ndarray, offsets: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _class_tables(
+    z: np.ndarray, offsets: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per stratum, the distinct codes (ascending) and their prompt counts."""
     sizes, values, class_offsets = [], [], [0]
     for s in range(offsets.size - 1):
@@ -404,8 +463,11 @@ def _class_tables(z: np.ndarray, offsets: np.ndarray
         values.append(v.astype(np.int64))
         sizes.append(c.astype(np.int64))
         class_offsets.append(class_offsets[-1] + v.size)
-    return (np.asarray(class_offsets, dtype=np.int64), np.concatenate(sizes),
-            np.concatenate(values))
+    return (
+        np.asarray(class_offsets, dtype=np.int64),
+        np.concatenate(sizes),
+        np.concatenate(values),
+    )
 
 
 # --------------------------------------------------------------------------- plans
@@ -484,14 +546,18 @@ class _Columns:
     def n_columns(self) -> int:
         return len(self.codes) + len(self.fixed)
 
-    def build(self, finalize: Callable[[np.ndarray], np.ndarray],
-              grad: np.ndarray | None = None) -> _Linear:
+    def build(
+        self,
+        finalize: Callable[[np.ndarray], np.ndarray],
+        grad: np.ndarray | None = None,
+    ) -> _Linear:
         """``finalize`` takes means ``(B, K)`` in insertion order; the kernels hold
         the code columns first, so the plan's finalize permutes back."""
         n = self.n
         n_codes = len(self.codes)
-        perm = np.array([i if is_code else n_codes + i for is_code, i in self.kinds],
-                        dtype=np.int64)
+        perm = np.array(
+            [i if is_code else n_codes + i for is_code, i in self.kinds], dtype=np.int64
+        )
         if not (perm == np.arange(perm.size)).all():
             inner = finalize
 
@@ -502,16 +568,29 @@ class _Columns:
                 g = np.empty_like(grad)
                 g[perm] = grad
                 grad = g
-        z8 = (np.stack([c[0] for c in self.codes]) if self.codes
-              else np.zeros((0, n), dtype=np.int8))
-        z64 = (np.stack([c[0] for c in self.fixed]) if self.fixed
-               else np.zeros((0, n), dtype=np.int64))
+        z8 = (
+            np.stack([c[0] for c in self.codes])
+            if self.codes
+            else np.zeros((0, n), dtype=np.int8)
+        )
+        z64 = (
+            np.stack([c[0] for c in self.fixed])
+            if self.fixed
+            else np.zeros((0, n), dtype=np.int64)
+        )
         cols = self.codes + self.fixed
         scale = np.array([c[1] for c in cols])
         mean = np.array([c[2] for c in cols])
         est = float(finalize(mean[None, :])[0])
-        return _Linear(np.ascontiguousarray(z8), np.ascontiguousarray(z64), scale, est,
-                       finalize, mean, grad)
+        return _Linear(
+            np.ascontiguousarray(z8),
+            np.ascontiguousarray(z64),
+            scale,
+            est,
+            finalize,
+            mean,
+            grad,
+        )
 
 
 def _common_draws(results: EvalResults) -> int | None:
@@ -583,16 +662,22 @@ def _oracle_plan(results: EvalResults, name: str, strata: _Strata) -> _Linear:
         return acc.max(axis=1)
 
     if name == "naive_oracle":
+
         def finalize(m: np.ndarray) -> np.ndarray:
             return m[:, 0]
+
         grad = np.ones(1)
     elif name == "best_single":
+
         def finalize(m: np.ndarray) -> np.ndarray:
             return best(m)
+
         grad = None
     else:
+
         def finalize(m: np.ndarray) -> np.ndarray:
             return m[:, 0] - best(m)
+
         grad = None
     plan = cols.build(finalize, grad)
     if coded and complete:
@@ -677,8 +762,9 @@ def _frontier_plan(results: EvalResults, name: str) -> _Weighted:
             ws = W[r, prompt]
             x = np.concatenate([[x0[r]], x0[r] + np.cumsum(ws * dcost)])
             y = np.concatenate([[y0[r]], y0[r] + np.cumsum(ws * dquality)])
-            out[r] = frontier_metrics(np.column_stack([x, y]), float(cst[r, i]),
-                                      float(acc[r, i]))[key]
+            out[r] = frontier_metrics(
+                np.column_stack([x, y]), float(cst[r, i]), float(acc[r, i])
+            )[key]
         return out
 
     def value(w: np.ndarray) -> float:
@@ -692,8 +778,9 @@ def _frontier_value(results: EvalResults, name: str) -> float:
     return _frontier_plan(results, name).estimate
 
 
-def _resampled(results: EvalResults, idx: np.ndarray,
-               successes: np.ndarray | None = None) -> EvalResults:
+def _resampled(
+    results: EvalResults, idx: np.ndarray, successes: np.ndarray | None = None
+) -> EvalResults:
     """The prompts ``idx`` (repeats allowed) as a new EvalResults, prompts relabelled
     ``0..len(idx)-1``; ``successes`` replaces the counts (two-level, binary)."""
     s = results.stats
@@ -704,28 +791,44 @@ def _resampled(results: EvalResults, idx: np.ndarray,
     n_draws = s.n_draws[idx]
     if successes is None:
         succ, sum_sq, max_score = take(s.successes), take(s.sum_sq), take(s.max_score)
-        scores, mask, latency = take(results.scores), take(results.mask), take(
-            results.latency)
+        scores, mask, latency = (
+            take(results.scores),
+            take(results.mask),
+            take(results.latency),
+        )
     else:
         succ = successes.astype(np.float64)
         sum_sq = succ.copy()
         max_score = np.where(n_draws > 0, (succ > 0).astype(np.float64), np.nan)
         scores = mask = latency = None
     stats_ = SufficientStats(
-        successes=succ, sum_sq=sum_sq, n_draws=n_draws, max_score=max_score,
-        cost_sum=take(s.cost_sum), latency_sum=take(s.latency_sum),
-        latency_max=take(s.latency_max), flags=dict(s.flags),
+        successes=succ,
+        sum_sq=sum_sq,
+        n_draws=n_draws,
+        max_score=max_score,
+        cost_sum=take(s.cost_sum),
+        latency_sum=take(s.latency_sum),
+        latency_max=take(s.latency_max),
+        flags=dict(s.flags),
     )
     return EvalResults(
-        stats_, models=results.models, prompts=np.arange(len(idx)),
-        benchmark=take(results.benchmark), topic=take(results.topic),
-        is_binary=results.is_binary, scores=scores, mask=mask, latency=latency,
-        truth_p=take(results.truth_p), truth=results.truth,
+        stats_,
+        models=results.models,
+        prompts=np.arange(len(idx)),
+        benchmark=take(results.benchmark),
+        topic=take(results.topic),
+        is_binary=results.is_binary,
+        scores=scores,
+        mask=mask,
+        latency=latency,
+        truth_p=take(results.truth_p),
+        truth=results.truth,
     )
 
 
-def _plan(results: EvalResults, statistic: Any, strata: _Strata, two_level: bool
-          ) -> tuple[str, _Linear | _Weighted | _Resampled]:
+def _plan(
+    results: EvalResults, statistic: Any, strata: _Strata, two_level: bool
+) -> tuple[str, _Linear | _Weighted | _Resampled]:
     if callable(statistic):
         name = getattr(statistic, "__name__", "callable")
         return name, _Resampled(statistic, float(statistic(results)))
@@ -742,6 +845,7 @@ def _plan(results: EvalResults, statistic: Any, strata: _Strata, two_level: bool
             # Segments change with p_hat*: recomputed per replicate (slow path).
             def value(res: EvalResults) -> float:
                 return _frontier_value(res, name)
+
             return name, _Resampled(value, _frontier_value(results, name))
         return name, _frontier_plan(results, name)
     if name in _DEBIAS_STATS:
@@ -750,12 +854,17 @@ def _plan(results: EvalResults, statistic: Any, strata: _Strata, two_level: bool
             return name, plan
         plan = _debias_plan(results, name, strata)
         if two_level:
+
             def value(res: EvalResults) -> float:
                 from .debias import decomposition
 
                 d = decomposition(res, name)
-                return float(d.estimate()) if hasattr(d, "estimate") else float(
-                    d[1](np.asarray(d[0]).mean(axis=0)))
+                return (
+                    float(d.estimate())
+                    if hasattr(d, "estimate")
+                    else float(d[1](np.asarray(d[0]).mean(axis=0)))
+                )
+
             return name, _Resampled(value, plan.estimate)
         return name, plan
     raise ValueError(
@@ -808,9 +917,15 @@ def _chunk_size(n: int, backend: str) -> int:
 
 
 # --------------------------------------------------------------------------- replicates
-def _linear_replicates(plan: _Linear, strata: _Strata, seed: int, B: int,
-                       backend: str, two_level: bool, progress: _Progress
-                       ) -> np.ndarray:
+def _linear_replicates(
+    plan: _Linear,
+    strata: _Strata,
+    seed: int,
+    B: int,
+    backend: str,
+    two_level: bool,
+    progress: _Progress,
+) -> np.ndarray:
     n = strata.n
     reps = np.empty(B)
     chunk = _chunk_size(n, backend)
@@ -818,8 +933,10 @@ def _linear_replicates(plan: _Linear, strata: _Strata, seed: int, B: int,
     if tl is not None:
         T = _binomial_thresholds(tl["g"])
         S = tl["S_ord"]
-        scale = np.full((1 if tl["with_max"] else 0) + (
-            S.shape[1] if tl["with_cells"] else 0), 1.0 / tl["g"])
+        scale = np.full(
+            (1 if tl["with_max"] else 0) + (S.shape[1] if tl["with_cells"] else 0),
+            1.0 / tl["g"],
+        )
     classes = None
     if tl is None and plan.z8.shape[0] == 1 and plan.z64.shape[0] == 0:
         # One code column: multinomial class counts, O(classes sqrt(N)) per replicate.
@@ -834,16 +951,26 @@ def _linear_replicates(plan: _Linear, strata: _Strata, seed: int, B: int,
             sums = _sums(strata.offsets, seed, b0, nb, plan.z8, plan.z64, backend)
             means = sums * (plan.scale / n)
         else:
-            sums = _two_level_sums(strata.offsets, seed, b0, nb, S, T, tl["with_max"],
-                                   tl["with_cells"], backend)
+            sums = _two_level_sums(
+                strata.offsets,
+                seed,
+                b0,
+                nb,
+                S,
+                T,
+                tl["with_max"],
+                tl["with_cells"],
+                backend,
+            )
             means = sums * (scale / n)
         reps[b0 : b0 + nb] = plan.finalize(means)
         progress.update(b0 + nb)
     return reps
 
 
-def _count_chunks(strata: _Strata, seed: int, B: int, backend: str,
-                  progress: _Progress):  # noqa: ANN202
+def _count_chunks(
+    strata: _Strata, seed: int, B: int, backend: str, progress: _Progress
+):  # noqa: ANN202
     n = strata.n
     chunk = max(1, min(_chunk_size(n, backend), 64))
     for b0 in range(0, B, chunk):
@@ -857,8 +984,14 @@ def _count_chunks(strata: _Strata, seed: int, B: int, backend: str,
         progress.update(b0 + nb)
 
 
-def _weighted_replicates(plan: _Weighted, strata: _Strata, seed: int, B: int,
-                         backend: str, progress: _Progress) -> np.ndarray:
+def _weighted_replicates(
+    plan: _Weighted,
+    strata: _Strata,
+    seed: int,
+    B: int,
+    backend: str,
+    progress: _Progress,
+) -> np.ndarray:
     reps = np.empty(B)
     n = strata.n
     for b0, counts in _count_chunks(strata, seed, B, backend, progress):
@@ -871,9 +1004,16 @@ def _weighted_replicates(plan: _Weighted, strata: _Strata, seed: int, B: int,
     return reps
 
 
-def _resampled_replicates(plan: _Resampled, results: EvalResults, strata: _Strata,
-                          seed: int, B: int, backend: str, two_level: bool,
-                          progress: _Progress) -> np.ndarray:
+def _resampled_replicates(
+    plan: _Resampled,
+    results: EvalResults,
+    strata: _Strata,
+    seed: int,
+    B: int,
+    backend: str,
+    two_level: bool,
+    progress: _Progress,
+) -> np.ndarray:
     reps = np.empty(B)
     if not two_level:
         for b0, counts in _count_chunks(strata, seed, B, backend, progress):
@@ -885,8 +1025,9 @@ def _resampled_replicates(plan: _Resampled, results: EvalResults, strata: _Strat
     G_ord = results.n_draws[strata.order].astype(np.int64)
     tables = {int(g): _binomial_thresholds(int(g)) for g in np.unique(G_ord) if g > 0}
     for b in range(B):
-        rows, star = _two_level_draw(strata.offsets, seed, b, S_ord, G_ord, tables,
-                                     backend)
+        rows, star = _two_level_draw(
+            strata.offsets, seed, b, S_ord, G_ord, tables, backend
+        )
         reps[b] = plan.value(_resampled(results, strata.order[rows], star))
         progress.update(b + 1)
     return reps
@@ -954,14 +1095,23 @@ def _resampled_acceleration(plan: _Resampled, results: EvalResults) -> float:
     n = results.n_prompts
     groups = min(_JACKKNIFE_GROUPS, n)
     gid = np.arange(n) % groups
-    vals = np.array([plan.value(_resampled(results, np.flatnonzero(gid != g)))
-                     for g in range(groups)])
+    vals = np.array(
+        [
+            plan.value(_resampled(results, np.flatnonzero(gid != g)))
+            for g in range(groups)
+        ]
+    )
     return _jackknife_acceleration(vals)
 
 
 # --------------------------------------------------------------------------- intervals
-def _interval(reps: np.ndarray, estimate: float, level: float, method: str,
-              acceleration: float = 0.0) -> tuple[tuple[float, float], float | None]:
+def _interval(
+    reps: np.ndarray,
+    estimate: float,
+    level: float,
+    method: str,
+    acceleration: float = 0.0,
+) -> tuple[tuple[float, float], float | None]:
     alpha = (1.0 - level) / 2.0
     if method == "percentile":
         lo, hi = np.percentile(reps, [100 * alpha, 100 * (1 - alpha)])
@@ -1095,20 +1245,30 @@ def bootstrap(
                     sub = _plan(res, statistic, _strata(res, None), False)[1]
                     return sub.estimate
 
-                reps = _resampled_replicates(_Resampled(value, lin.estimate), results,
-                                             strata, seed, B, name_backend, True,
-                                             progress)
+                reps = _resampled_replicates(
+                    _Resampled(value, lin.estimate),
+                    results,
+                    strata,
+                    seed,
+                    B,
+                    name_backend,
+                    True,
+                    progress,
+                )
             else:
                 if two_level:
                     plan.two_level["S_ord"] = np.ascontiguousarray(
-                        np.rint(results.successes[strata.order]).astype(np.uint8))
-                reps = _linear_replicates(plan, strata, seed, B, name_backend,
-                                          two_level, progress)
+                        np.rint(results.successes[strata.order]).astype(np.uint8)
+                    )
+                reps = _linear_replicates(
+                    plan, strata, seed, B, name_backend, two_level, progress
+                )
         elif isinstance(plan, _Weighted):
             reps = _weighted_replicates(plan, strata, seed, B, name_backend, progress)
         else:
-            reps = _resampled_replicates(plan, results, strata, seed, B, name_backend,
-                                         two_level, progress)
+            reps = _resampled_replicates(
+                plan, results, strata, seed, B, name_backend, two_level, progress
+            )
     finally:
         progress.close()
     estimate = float(plan.estimate)
@@ -1128,11 +1288,20 @@ def bootstrap(
         )
     ci, z0 = _interval(reps, estimate, level, method, acceleration or 0.0)
     return BootstrapResult(
-        estimate=estimate, ci=ci, se=float(reps.std(ddof=1)), method=method,
-        level=level, n_resamples=B, statistic=name,
-        bias=float(reps.mean() - estimate), seed=seed, stratify=stratify,
-        two_level=two_level, backend=name_backend,
-        replicates=reps if keep_replicates else None, acceleration=acceleration,
+        estimate=estimate,
+        ci=ci,
+        se=float(reps.std(ddof=1)),
+        method=method,
+        level=level,
+        n_resamples=B,
+        statistic=name,
+        bias=float(reps.mean() - estimate),
+        seed=seed,
+        stratify=stratify,
+        two_level=two_level,
+        backend=name_backend,
+        replicates=reps if keep_replicates else None,
+        acceleration=acceleration,
         z0=z0,
     )
 

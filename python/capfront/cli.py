@@ -26,28 +26,61 @@ DEMOS = {
     "evalperf": ("evalperf_example.csv.gz", "counts"),
     "mmlu-pro": ("mmlu_pro_example.csv.gz", "csv"),
 }
-DEMO_COST = ("stand-in: active parameters (billions) of the model per generation, a "
-             "compute proxy from the model cards, not dollars (see "
-             "capfront/data/README.md)")
-FORMAT_CHOICES = ("csv", "parquet", "jsonl", "lm-eval", "inspect", "routerbench",
-                  "llmrouterbench", "counts")
+DEMO_COST = (
+    "stand-in: active parameters (billions) of the model per generation, a "
+    "compute proxy from the model cards, not dollars (see "
+    "capfront/data/README.md)"
+)
+FORMAT_CHOICES = (
+    "csv",
+    "parquet",
+    "jsonl",
+    "lm-eval",
+    "inspect",
+    "routerbench",
+    "llmrouterbench",
+    "counts",
+)
 
 
 def _common_report_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", metavar="DIR", help="write report.json, report.md, "
-                   "frontier.png (and latency_frontier.png) into DIR")
-    p.add_argument("--json", action="store_true",
-                   help="print the report as JSON instead of tables")
-    p.add_argument("--seed", type=int, default=0, metavar="N",
-                   help="seed of every random step (default 0)")
-    p.add_argument("--resamples", type=int, default=1000, metavar="B",
-                   help="bootstrap resamples for the intervals (default 1000, "
-                        "demo 500)")
-    p.add_argument("--level", type=float, default=0.95,
-                   help="confidence level of the intervals (default 0.95)")
-    p.add_argument("--audit-sims", type=int, default=20, metavar="S",
-                   help="simulated data sets for the audit that picks the debiasing "
-                        "method (default 20, demo 10; 0 skips the audit)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write report.json, report.md, "
+        "frontier.png (and latency_frontier.png) into DIR",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the report as JSON instead of tables"
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of every random step (default 0)",
+    )
+    p.add_argument(
+        "--resamples",
+        type=int,
+        default=1000,
+        metavar="B",
+        help="bootstrap resamples for the intervals (default 1000, demo 500)",
+    )
+    p.add_argument(
+        "--level",
+        type=float,
+        default=0.95,
+        help="confidence level of the intervals (default 0.95)",
+    )
+    p.add_argument(
+        "--audit-sims",
+        type=int,
+        default=20,
+        metavar="S",
+        help="simulated data sets for the audit that picks the debiasing "
+        "method (default 20, demo 10; 0 skips the audit)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -55,54 +88,95 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="capfront",
         description="Capability-frontier statistics for pools of LLMs: oracle "
-                    "routing, debiased oracles, cost-quality frontiers.")
+        "routing, debiased oracles, cost-quality frontiers.",
+    )
     from . import __version__
 
-    parser.add_argument("--version", action="version",
-                        version=f"capfront {__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"capfront {__version__}"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    rep = sub.add_parser("report", help="full report of an evaluation",
-                         description="The full capability-frontier report of an "
-                                     "evaluation.")
+    rep = sub.add_parser(
+        "report",
+        help="full report of an evaluation",
+        description="The full capability-frontier report of an evaluation.",
+    )
     rep.add_argument("path", metavar="PATH", help="file or folder of results")
-    rep.add_argument("--format", choices=FORMAT_CHOICES,
-                     help="input format (default: detected from the path)")
-    for role in ("prompt", "model", "score", "generation", "cost", "latency",
-                 "benchmark"):
-        rep.add_argument(f"--{role}", metavar="COL",
-                         help=f"column holding the {role} (default: detected)")
-    rep.add_argument("--prices", metavar="FILE",
-                     help="price table (model, $ per million input/output tokens) "
-                          "turning token counts into cost")
+    rep.add_argument(
+        "--format",
+        choices=FORMAT_CHOICES,
+        help="input format (default: detected from the path)",
+    )
+    for role in (
+        "prompt",
+        "model",
+        "score",
+        "generation",
+        "cost",
+        "latency",
+        "benchmark",
+    ):
+        rep.add_argument(
+            f"--{role}",
+            metavar="COL",
+            help=f"column holding the {role} (default: detected)",
+        )
+    rep.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="price table (model, $ per million input/output tokens) "
+        "turning token counts into cost",
+    )
     _common_report_args(rep)
     rep.set_defaults(func=cmd_report)
 
-    demo = sub.add_parser("demo", help="the report on the bundled example data",
-                          description="The report on the bundled example data "
-                                      "(real EvalPerf / MMLU-Pro results).")
-    demo.add_argument("name", nargs="?", default="evalperf", choices=sorted(DEMOS),
-                      help="which bundled example (default evalperf)")
+    demo = sub.add_parser(
+        "demo",
+        help="the report on the bundled example data",
+        description="The report on the bundled example data "
+        "(real EvalPerf / MMLU-Pro results).",
+    )
+    demo.add_argument(
+        "name",
+        nargs="?",
+        default="evalperf",
+        choices=sorted(DEMOS),
+        help="which bundled example (default evalperf)",
+    )
     _common_report_args(demo)
     demo.set_defaults(func=cmd_demo, resamples=500, audit_sims=10)
 
-    sim = sub.add_parser("simulate", help="write a synthetic data set with its truth",
-                         description="Write a synthetic evaluation (SPEC 8) with each "
-                                     "cell's true success probability (truth_p).")
+    sim = sub.add_parser(
+        "simulate",
+        help="write a synthetic data set with its truth",
+        description="Write a synthetic evaluation (SPEC 8) with each "
+        "cell's true success probability (truth_p).",
+    )
     sim.add_argument("--prompts", type=int, default=1000, metavar="N")
     sim.add_argument("--models", type=int, default=8, metavar="L")
     sim.add_argument("--draws", type=int, default=10, metavar="G")
     sim.add_argument("--topics", type=int, default=4, metavar="K")
     sim.add_argument("--specialisation", type=float, default=1.0)
-    sim.add_argument("--correlation", type=float, default=0.0,
-                     help="within-cell correlation of the draws, in [0, 1)")
+    sim.add_argument(
+        "--correlation",
+        type=float,
+        default=0.0,
+        help="within-cell correlation of the draws, in [0, 1)",
+    )
     sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--counts", action="store_true",
-                     help="write a count table (n_correct, n_samples) instead of "
-                          "one row per draw")
-    sim.add_argument("--out", required=True, metavar="FILE",
-                     help="output file: .csv, .csv.gz, .parquet or .jsonl")
+    sim.add_argument(
+        "--counts",
+        action="store_true",
+        help="write a count table (n_correct, n_samples) instead of one row per draw",
+    )
+    sim.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="output file: .csv, .csv.gz, .parquet or .jsonl",
+    )
     sim.set_defaults(func=cmd_simulate)
 
     _add_study(sub)
@@ -131,16 +205,25 @@ def _progress(args: argparse.Namespace, total: int) -> Any:
     console = Console(stderr=True)
     if not console.is_terminal:
         return None
-    return Progress(TextColumn("{task.description}"), BarColumn(),
-                    TimeElapsedColumn(), console=console, transient=True)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
 
 
 def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -> int:
     from .report import SECTIONS, build_report
 
-    source = {"path": loaded.source, "format": loaded.format,
-              "columns": loaded.columns, "notes": loaded.notes,
-              "cost": cost_label or loaded.cost_source}
+    source = {
+        "path": loaded.source,
+        "format": loaded.format,
+        "columns": loaded.columns,
+        "notes": loaded.notes,
+        "cost": cost_label or loaded.cost_source,
+    }
     with ExitStack() as stack:
         bar = _progress(args, len(SECTIONS))
         on_step = None
@@ -151,9 +234,15 @@ def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -
             def on_step(name: str) -> None:
                 bar.update(task, description=name.replace("_", " "), advance=1)
 
-        rep = build_report(loaded.results, source=source, seed=args.seed,
-                           n_resamples=args.resamples, level=args.level,
-                           audit_sims=args.audit_sims, on_step=on_step)
+        rep = build_report(
+            loaded.results,
+            source=source,
+            seed=args.seed,
+            n_resamples=args.resamples,
+            level=args.level,
+            audit_sims=args.audit_sims,
+            on_step=on_step,
+        )
     written = rep.save(args.out) if args.out else []
     if args.json:
         sys.stdout.write(rep.to_json() + "\n")
@@ -172,9 +261,18 @@ def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -
 def cmd_report(args: argparse.Namespace) -> int:
     from .adapters import load
 
-    loaded = load(args.path, args.format, prompt=args.prompt, model=args.model,
-                  score=args.score, generation=args.generation, cost=args.cost,
-                  latency=args.latency, benchmark=args.benchmark, prices=args.prices)
+    loaded = load(
+        args.path,
+        args.format,
+        prompt=args.prompt,
+        model=args.model,
+        score=args.score,
+        generation=args.generation,
+        cost=args.cost,
+        latency=args.latency,
+        benchmark=args.benchmark,
+        prices=args.prices,
+    )
     return _run_report(args, loaded, None)
 
 
@@ -206,8 +304,11 @@ def simulated_frame(results: Any, counts: bool = False) -> Any:
     if results.topic is not None:
         cell["topic"] = results.topic[ii.ravel()]
     cell["model"] = results.models[jj.ravel()]
-    extra = {"cost": results.mean_cost, "latency": results.mean_latency,
-             "truth_p": results.truth_p}
+    extra = {
+        "cost": results.mean_cost,
+        "latency": results.mean_latency,
+        "truth_p": results.truth_p,
+    }
     if counts or results.scores is None:
         frame = pd.DataFrame(cell)
         frame["n_correct"] = results.successes.ravel().astype(np.int64)
@@ -232,11 +333,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     out = Path(args.out)
     name = out.name.lower()
     if not name.endswith((".csv", ".csv.gz", ".parquet", ".jsonl")):
-        raise ValueError(f"{out}: the output must end in .csv, .csv.gz, .parquet or "
-                         ".jsonl")
-    results = simulate(args.prompts, args.models, args.draws, n_topics=args.topics,
-                       specialisation=args.specialisation,
-                       within_cell_correlation=args.correlation, seed=args.seed)
+        raise ValueError(
+            f"{out}: the output must end in .csv, .csv.gz, .parquet or .jsonl"
+        )
+    results = simulate(
+        args.prompts,
+        args.models,
+        args.draws,
+        n_topics=args.topics,
+        specialisation=args.specialisation,
+        within_cell_correlation=args.correlation,
+        seed=args.seed,
+    )
     frame = simulated_frame(results, counts=args.counts)
     if out.parent and not out.parent.exists():
         raise FileNotFoundError(f"{out.parent}: no such folder")
@@ -246,9 +354,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         frame.to_json(out, orient="records", lines=True)
     else:
         frame.to_csv(out, index=False)
-    print(f"wrote {out}: {results.n_prompts} prompts x {results.n_models} models x "
-          f"{args.draws} draws ({len(frame):,} rows; true oracle "
-          f"{results.true_oracle:.4f})")
+    print(
+        f"wrote {out}: {results.n_prompts} prompts x {results.n_models} models x "
+        f"{args.draws} draws ({len(frame):,} rows; true oracle "
+        f"{results.true_oracle:.4f})"
+    )
     return 0
 
 
@@ -265,8 +375,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except (ValueError, FileNotFoundError, KeyError, OSError) as err:
         msg = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
-        if isinstance(err, FileNotFoundError) and err.filename and (
-                str(err.filename) not in msg):
+        if (
+            isinstance(err, FileNotFoundError)
+            and err.filename
+            and (str(err.filename) not in msg)
+        ):
             msg = f"{err.filename}: {msg}"
         print(f"capfront: error: {' '.join(msg.split())}", file=sys.stderr)
         return 1

@@ -183,7 +183,8 @@ def _prompt_hulls_np(c: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, ...]:
 
 def _hull_segments_np(option_cost: np.ndarray, option_quality: np.ndarray) -> dict:
     return _hull_segments_chunked_np(
-        option_cost.shape[0], lambda a, b: (option_cost[a:b], option_quality[a:b]))
+        option_cost.shape[0], lambda a, b: (option_cost[a:b], option_quality[a:b])
+    )
 
 
 def _hull_segments_chunked_np(N: int, options: Any) -> dict:
@@ -202,20 +203,34 @@ def _hull_segments_chunked_np(N: int, options: Any) -> dict:
         base_quality[start + got] = hq[got, 0]
         for i in range(1, int(h.max(initial=0))):
             r = np.flatnonzero(h > i)
-            parts.append((start + r, np.full(r.size, i), hull[r, i - 1], hull[r, i],
-                          hc[r, i] - hc[r, i - 1], hq[r, i] - hq[r, i - 1]))
+            parts.append(
+                (
+                    start + r,
+                    np.full(r.size, i),
+                    hull[r, i - 1],
+                    hull[r, i],
+                    hc[r, i] - hc[r, i - 1],
+                    hq[r, i] - hq[r, i - 1],
+                )
+            )
     if parts:
-        prompt, pos, frm, to, dc, dq = (np.concatenate(a) for a in zip(*parts,
-                                                                       strict=True))
+        prompt, pos, frm, to, dc, dq = (
+            np.concatenate(a) for a in zip(*parts, strict=True)
+        )
     else:
         prompt = pos = frm = to = np.zeros(0, dtype=np.int64)
         dc = dq = np.zeros(0)
     canonical = np.lexsort((pos, prompt))
     order = canonical[np.argsort(-(dq[canonical] / dc[canonical]), kind="stable")]
     return {
-        "base_cost": base_cost, "base_quality": base_quality,
-        "base_option": base_option, "prompt": prompt[order], "dcost": dc[order],
-        "dquality": dq[order], "option_from": frm[order], "option_to": to[order],
+        "base_cost": base_cost,
+        "base_quality": base_quality,
+        "base_option": base_option,
+        "prompt": prompt[order],
+        "dcost": dc[order],
+        "dquality": dq[order],
+        "option_from": frm[order],
+        "option_to": to[order],
     }
 
 
@@ -366,8 +381,11 @@ def _graded_best_of_k(results: EvalResults, K: int) -> np.ndarray:
             "with keep_scores=True)"
         )
     scores = np.asarray(results.scores, dtype=np.float64)
-    valid = (np.ones(scores.shape, dtype=bool) if results.mask is None
-             else np.asarray(results.mask, dtype=bool))
+    valid = (
+        np.ones(scores.shape, dtype=bool)
+        if results.mask is None
+        else np.asarray(results.mask, dtype=bool)
+    )
     srt = np.sort(np.where(valid, scores, np.inf), axis=2)  # valid ones first
     G = results.n_draws
     out = np.full((*G.shape, K), np.nan)
@@ -394,8 +412,11 @@ def _binary_pass_at_k(S: np.ndarray, G: np.ndarray, K: int) -> np.ndarray:
         r = (Gf - Sf) / Gf
         for k in range(2, K + 1):
             num = G - S - k + 1
-            r = np.where(num > 0, r * (num.astype(np.float64)
-                                       / (G - k + 1).astype(np.float64)), 0.0)
+            r = np.where(
+                num > 0,
+                r * (num.astype(np.float64) / (G - k + 1).astype(np.float64)),
+                0.0,
+            )
             out[:, :, k - 1] = np.where(k <= G, 1.0 - r, np.nan)
     return out
 
@@ -488,8 +509,12 @@ def frontier_segments(
     name = resolve_backend(backend)
     K = _resolve_max_k(results, posthoc, max_k)
     L = results.n_models
-    fused = (posthoc and results.is_binary
-             and isinstance(quality, str) and quality == "naive")
+    fused = (
+        posthoc
+        and results.is_binary
+        and isinstance(quality, str)
+        and quality == "naive"
+    )
     if not fused and not posthoc:
         # the kernels treat a non-finite cost or quality as unavailable: no need for
         # frontier_options' masking of both arrays
@@ -497,8 +522,9 @@ def frontier_segments(
         om = np.arange(L, dtype=np.int64)
         return hull_segments(c, q, backend=name), om, np.ones(L, dtype=np.int64)
     if not fused:
-        c, q, om, ok = frontier_options(results, posthoc=posthoc, max_k=max_k,
-                                        quality=quality, cost=cost)
+        c, q, om, ok = frontier_options(
+            results, posthoc=posthoc, max_k=max_k, quality=quality, cost=cost
+        )
         return hull_segments(c, q, backend=name), om, ok
     cbar = np.ascontiguousarray(_cell_cost(results, cost))
     S = np.ascontiguousarray(np.rint(results.successes).astype(np.int64))
@@ -508,16 +534,21 @@ def frontier_segments(
     elif name == "numba":
         d = hull_segments_posthoc_nb(S, G, cbar, K)
     else:
-        d = _hull_segments_chunked_np(S.shape[0], lambda a, b: _best_of_k_arrays(
-            cbar[a:b], _binary_pass_at_k(S[a:b], G[a:b], K)))
+        d = _hull_segments_chunked_np(
+            S.shape[0],
+            lambda a, b: _best_of_k_arrays(
+                cbar[a:b], _binary_pass_at_k(S[a:b], G[a:b], K)
+            ),
+        )
     om = np.repeat(np.arange(L, dtype=np.int64), K)
     ok = np.tile(np.arange(1, K + 1, dtype=np.int64), L)
     return _check_segments(_segments_from_dict(d)), om, ok
 
 
 # --------------------------------------------------------------------------- metrics
-def frontier_vertices(segments: HullSegments, weights: np.ndarray | None = None
-                      ) -> np.ndarray:
+def frontier_vertices(
+    segments: HullSegments, weights: np.ndarray | None = None
+) -> np.ndarray:
     """The frontier's vertices ``(M, 2)``, cost ascending: the running points of
     :meth:`HullSegments.vertices` with interior points of equal-slope runs removed
     (slopes equal to a relative 1e-12, i.e. collinear up to rounding; the segments
@@ -565,8 +596,9 @@ def frontier_aiq(vertices: np.ndarray) -> float:
     return area / span
 
 
-def frontier_metrics(vertices: np.ndarray, best_cost: float, best_accuracy: float
-                     ) -> dict[str, float]:
+def frontier_metrics(
+    vertices: np.ndarray, best_cost: float, best_accuracy: float
+) -> dict[str, float]:
     """Matched-cost comparison of a frontier with a single model (SPEC 6).
 
     - ``error_reduction = (err_best - err_frontier(C_best)) / err_best``, with
@@ -584,8 +616,11 @@ def frontier_metrics(vertices: np.ndarray, best_cost: float, best_accuracy: floa
     with np.errstate(divide="ignore", invalid="ignore"):
         er = (err_best - (1.0 - q)) / err_best if err_best > 0 else float("nan")
         cr = 1.0 - c / float(best_cost) if best_cost > 0 else float("nan")
-    return {"error_reduction": float(er), "cost_reduction": float(cr),
-            "aiq": frontier_aiq(vertices)}
+    return {
+        "error_reduction": float(er),
+        "cost_reduction": float(cr),
+        "aiq": frontier_aiq(vertices),
+    }
 
 
 # --------------------------------------------------------------------------- policy
@@ -659,9 +694,11 @@ class Frontier:
     def __repr__(self) -> str:
         kind = f"posthoc k<={self.max_k}" if self.posthoc else "prehoc"
         v = self.vertices
-        return (f"Frontier({kind}, N={int((self.weights > 0).sum())}, "
-                f"L={len(self.models)}, {len(v)} vertices, cost {v[0, 0]:.6g}.."
-                f"{v[-1, 0]:.6g}, quality {v[0, 1]:.6g}..{v[-1, 1]:.6g})")
+        return (
+            f"Frontier({kind}, N={int((self.weights > 0).sum())}, "
+            f"L={len(self.models)}, {len(v)} vertices, cost {v[0, 0]:.6g}.."
+            f"{v[-1, 0]:.6g}, quality {v[0, 1]:.6g}..{v[-1, 1]:.6g})"
+        )
 
     # ---------------------------------------------------------------- lookups
     def quality_at(self, cost: float | np.ndarray) -> np.ndarray | float:
@@ -728,14 +765,18 @@ class Frontier:
         option = np.where(inside, option, -1)
         k = np.where(inside, k, 0)
         share = pd.Series(
-            np.bincount(model_idx[inside], weights=w[inside],
-                        minlength=len(self.models)),
-            index=pd.Index(self.models.astype(str), name="model"), name="share",
+            np.bincount(
+                model_idx[inside], weights=w[inside], minlength=len(self.models)
+            ),
+            index=pd.Index(self.models.astype(str), name="model"),
+            name="share",
         )
         if s >= 0 and p_to > 0:
             n = int(seg.prompt[s])
-            fm, to = int(self.option_model[seg.option_from[s]]), int(
-                self.option_model[seg.option_to[s]])
+            fm, to = (
+                int(self.option_model[seg.option_from[s]]),
+                int(self.option_model[seg.option_to[s]]),
+            )
             share.iloc[fm] -= p_to * w[n]
             share.iloc[to] += p_to * w[n]
             randomised = {
@@ -745,8 +786,15 @@ class Frontier:
                 "to": (str(self.models[to]), int(self.option_k[seg.option_to[s]])),
                 "p_to": float(p_to),
             }
-        return PolicyAt(cost=spent, quality=quality, option=option, model=names, k=k,
-                        share=share, randomised=randomised)
+        return PolicyAt(
+            cost=spent,
+            quality=quality,
+            option=option,
+            model=names,
+            k=k,
+            share=share,
+            randomised=randomised,
+        )
 
     # ---------------------------------------------------------------- singles
     def single_points(self, best_of_k: bool = True) -> pd.DataFrame:
@@ -770,11 +818,19 @@ class Frontier:
                 cost = (wk * np.where(ok, ck, 0.0)).sum(axis=0) / total
                 quality = (wk * np.where(ok, qk, 0.0)).sum(axis=0) / total
             for l in np.flatnonzero(total > 0):
-                rows.append({"model": str(self.models[l]), "k": int(k),
-                             "cost": float(cost[l]), "quality": float(quality[l]),
-                             "coverage": float(total[l]), "_order": int(l)})
-        table = pd.DataFrame(rows, columns=["model", "k", "cost", "quality", "coverage",
-                                            "_order"])
+                rows.append(
+                    {
+                        "model": str(self.models[l]),
+                        "k": int(k),
+                        "cost": float(cost[l]),
+                        "quality": float(quality[l]),
+                        "coverage": float(total[l]),
+                        "_order": int(l),
+                    }
+                )
+        table = pd.DataFrame(
+            rows, columns=["model", "k", "cost", "quality", "coverage", "_order"]
+        )
         table = table.sort_values(["_order", "k"], kind="stable")
         return table.drop(columns="_order").reset_index(drop=True)
 
@@ -805,10 +861,18 @@ class Frontier:
         benchmark's prompts); no hull is recomputed."""
         w = _weights(weights, self.segments.n_prompts)
         return Frontier(
-            vertices=frontier_vertices(self.segments, w), segments=self.segments,
-            option_model=self.option_model, option_k=self.option_k, models=self.models,
-            weights=w, results=self.results, posthoc=self.posthoc, max_k=self.max_k,
-            quality=self.quality, cost=self.cost, benchmark_labels=None,
+            vertices=frontier_vertices(self.segments, w),
+            segments=self.segments,
+            option_model=self.option_model,
+            option_k=self.option_k,
+            models=self.models,
+            weights=w,
+            results=self.results,
+            posthoc=self.posthoc,
+            max_k=self.max_k,
+            quality=self.quality,
+            cost=self.cost,
+            benchmark_labels=None,
             backend=self.backend,
         )
 
@@ -837,13 +901,19 @@ class Frontier:
             mean_row.index = ["mean"]
             mean_row["best_model"] = ""
             pooled = self._comparison_row("all", self.weights)
-            table = pd.concat([table, mean_row[table.columns],
-                               pd.DataFrame([pooled]).set_index("benchmark")])
+            table = pd.concat(
+                [
+                    table,
+                    mean_row[table.columns],
+                    pd.DataFrame([pooled]).set_index("benchmark"),
+                ]
+            )
             table.index.name = "benchmark"
             table["n_prompts"] = table["n_prompts"].astype(int)
         if ci is not None and ci is not False:
-            table = self._add_ci(table, level if ci is True else float(ci),
-                                 **bootstrap_kwargs)
+            table = self._add_ci(
+                table, level if ci is True else float(ci), **bootstrap_kwargs
+            )
         return table
 
     def _comparison_row(self, name: str, w: np.ndarray) -> dict[str, Any]:
@@ -851,18 +921,21 @@ class Frontier:
         model, acc, cost = sub.best_single()
         m = frontier_metrics(sub.vertices, cost, acc)
         return {
-            "benchmark": name, "n_prompts": int((w > 0).sum()),
-            "best_model": model, "best_accuracy": acc, "best_cost": cost,
+            "benchmark": name,
+            "n_prompts": int((w > 0).sum()),
+            "best_model": model,
+            "best_accuracy": acc,
+            "best_cost": cost,
             "frontier_quality_at_best_cost": sub.quality_at(cost),
             "error_reduction": m["error_reduction"],
             "frontier_cost_at_best_accuracy": sub.cost_at(acc),
-            "cost_reduction": m["cost_reduction"], "aiq": m["aiq"],
+            "cost_reduction": m["cost_reduction"],
+            "aiq": m["aiq"],
             "oracle_quality": sub.max_quality,
             "oracle_cost": float(sub.vertices[-1, 0]),
         }
 
-    def _add_ci(self, table: pd.DataFrame, level: float, **kwargs: Any
-                ) -> pd.DataFrame:
+    def _add_ci(self, table: pd.DataFrame, level: float, **kwargs: Any) -> pd.DataFrame:
         try:
             from . import bootstrap as _bootstrap  # type: ignore[attr-defined]
         except ImportError:
@@ -874,8 +947,12 @@ class Frontier:
                 "is not available in this build yet; call it with ci=None"
             )
         table = table.copy()
-        builtin = (not self.posthoc and isinstance(self.quality, str)
-                   and self.quality == "naive" and self.cost is None)
+        builtin = (
+            not self.posthoc
+            and isinstance(self.quality, str)
+            and self.quality == "naive"
+            and self.cost is None
+        )
         cost = self.cost
         per_cell = not (cost is None or isinstance(cost, str) or np.ndim(cost) == 1)
         if not (isinstance(self.quality, str) and self.quality == "naive"):
@@ -890,16 +967,22 @@ class Frontier:
                 "not supported (they do not follow resampled prompts); use cost=None, "
                 "'unit' or a per-model cost, and a named quality"
             )
-        for stat, col in (("frontier_error_reduction", "error_reduction"),
-                          ("frontier_cost_reduction", "cost_reduction")):
+        for stat, col in (
+            ("frontier_error_reduction", "error_reduction"),
+            ("frontier_cost_reduction", "cost_reduction"),
+        ):
             statistic: Any = stat
             if not builtin:  # the engine's built-in is the prehoc naive frontier
-                statistic = _metric_statistic(col, self.posthoc, self.max_k,
-                                              self.quality, cost)
+                statistic = _metric_statistic(
+                    col, self.posthoc, self.max_k, self.quality, cost
+                )
             lo, hi = [], []
             for _name, w in self._groups().items():
-                data = (self.results if w.all() else
-                        self.results.select(np.flatnonzero(w > 0)))
+                data = (
+                    self.results
+                    if w.all()
+                    else self.results.select(np.flatnonzero(w > 0))
+                )
                 res = fn(data, statistic, level=level, **kwargs)
                 lo.append(float(res.ci[0]))
                 hi.append(float(res.ci[1]))
@@ -912,8 +995,13 @@ class Frontier:
         return table
 
     # ---------------------------------------------------------------- band / plot
-    def with_band(self, n_resamples: int = 200, level: float = 0.95, seed: int = 0,
-                  n_grid: int = 200) -> Frontier:
+    def with_band(
+        self,
+        n_resamples: int = 200,
+        level: float = 0.95,
+        seed: int = 0,
+        n_grid: int = 200,
+    ) -> Frontier:
         """Attach a percentile bootstrap band of ``quality_at`` over a cost grid:
         prompts resampled with replacement (multinomial weights from
         ``numpy.random.Philox(seed)``), one hull sort reused for every replicate.
@@ -935,8 +1023,14 @@ class Frontier:
         self.band = {"cost": grid, "lower": lower, "upper": upper, "level": level}
         return self
 
-    def plot(self, ax: Any = None, *, label_models: bool = True, logx: bool = False,
-             cost_label: str = "mean cost per prompt") -> Any:
+    def plot(
+        self,
+        ax: Any = None,
+        *,
+        label_models: bool = True,
+        logx: bool = False,
+        cost_label: str = "mean cost per prompt",
+    ) -> Any:
         """Draw the frontier, every single model (labelled), each model's best-of-k
         points (posthoc) and the bootstrap band when attached. Returns the Axes."""
         import matplotlib.pyplot as plt
@@ -945,37 +1039,66 @@ class Frontier:
             _, ax = plt.subplots(figsize=(8, 5.5))
         v = self.vertices
         if self.band is not None:
-            ax.fill_between(self.band["cost"], self.band["lower"], self.band["upper"],
-                            color="tab:blue", alpha=0.2, lw=0,
-                            label=f"{self.band.get('level', 0.95):.0%} bootstrap band")
+            ax.fill_between(
+                self.band["cost"],
+                self.band["lower"],
+                self.band["upper"],
+                color="tab:blue",
+                alpha=0.2,
+                lw=0,
+                label=f"{self.band.get('level', 0.95):.0%} bootstrap band",
+            )
         kind = "posthoc" if self.posthoc else "prehoc"
-        ax.plot(v[:, 0], v[:, 1], "-", color="tab:blue", lw=2,
-                label=f"frontier ({kind})")
+        ax.plot(
+            v[:, 0], v[:, 1], "-", color="tab:blue", lw=2, label=f"frontier ({kind})"
+        )
         pts = self.single_points()
         singles = pts[pts["k"] == 1]
         right = float(pts["cost"].max()) if len(pts) else v[-1, 0]
         if right > v[-1, 0]:  # more budget buys nothing: the frontier is flat
-            ax.plot([v[-1, 0], right], [v[-1, 1], v[-1, 1]], "--", color="tab:blue",
-                    lw=1)
-        ax.scatter(singles["cost"], singles["quality"], s=18, color="tab:red",
-                   zorder=3, label="single models")
+            ax.plot(
+                [v[-1, 0], right], [v[-1, 1], v[-1, 1]], "--", color="tab:blue", lw=1
+            )
+        ax.scatter(
+            singles["cost"],
+            singles["quality"],
+            s=18,
+            color="tab:red",
+            zorder=3,
+            label="single models",
+        )
         if self.posthoc:
             for _model, grp in pts.groupby("model", sort=False):
                 grp = grp.sort_values("k")
                 if len(grp) < 2:
                     continue
                 ax.plot(grp["cost"], grp["quality"], ":", color="gray", lw=0.8)
-                ax.scatter(grp["cost"].iloc[1:], grp["quality"].iloc[1:], s=6,
-                           color="gray", zorder=2)
+                ax.scatter(
+                    grp["cost"].iloc[1:],
+                    grp["quality"].iloc[1:],
+                    s=6,
+                    color="gray",
+                    zorder=2,
+                )
                 last = grp.iloc[-1]
                 if label_models:
-                    ax.annotate(f"k={int(last['k'])}", (last["cost"], last["quality"]),
-                                fontsize=5, color="gray", xytext=(2, 0),
-                                textcoords="offset points")
+                    ax.annotate(
+                        f"k={int(last['k'])}",
+                        (last["cost"], last["quality"]),
+                        fontsize=5,
+                        color="gray",
+                        xytext=(2, 0),
+                        textcoords="offset points",
+                    )
         if label_models:
             for _, row in singles.iterrows():
-                ax.annotate(str(row["model"]), (row["cost"], row["quality"]),
-                            fontsize=5, xytext=(2, 2), textcoords="offset points")
+                ax.annotate(
+                    str(row["model"]),
+                    (row["cost"], row["quality"]),
+                    fontsize=5,
+                    xytext=(2, 2),
+                    textcoords="offset points",
+                )
         if logx:
             ax.set_xscale("log")
         ax.set_xlabel(cost_label)
@@ -985,14 +1108,20 @@ class Frontier:
         return ax
 
 
-def _metric_statistic(column: str, posthoc: bool, max_k: int, quality: Any,
-                      cost: Any) -> Any:
+def _metric_statistic(
+    column: str, posthoc: bool, max_k: int, quality: Any, cost: Any
+) -> Any:
     """A statistic callable for capfront.bootstrap (its slow path): the pooled
     comparison metric of the frontier with these options."""
 
     def statistic(res: EvalResults) -> float:
-        fr = frontier(res, posthoc=posthoc, max_k=max_k if posthoc else None,
-                      quality=quality, cost=cost)
+        fr = frontier(
+            res,
+            posthoc=posthoc,
+            max_k=max_k if posthoc else None,
+            quality=quality,
+            cost=cost,
+        )
         return float(fr._comparison_row("all", fr.weights)[column])
 
     return statistic
@@ -1013,13 +1142,17 @@ def _best_of_k_layers(results: EvalResults, cbar: np.ndarray, K: int) -> Any:
         r = (G - S).astype(np.float64) / G.astype(np.float64)
         for k in range(2, K + 1):
             num = G - S - k + 1
-            r = np.where(num > 0, r * (num.astype(np.float64)
-                                       / (G - k + 1).astype(np.float64)), 0.0)
+            r = np.where(
+                num > 0,
+                r * (num.astype(np.float64) / (G - k + 1).astype(np.float64)),
+                0.0,
+            )
             yield k, k * cbar, np.where(k <= G, 1.0 - r, np.nan)
 
 
-def _benchmark_weights(results: EvalResults, benchmark: Any
-                       ) -> tuple[np.ndarray, np.ndarray | None]:
+def _benchmark_weights(
+    results: EvalResults, benchmark: Any
+) -> tuple[np.ndarray, np.ndarray | None]:
     N = results.n_prompts
     if benchmark is None:
         return np.full(N, 1.0 / N), results.benchmark
@@ -1087,11 +1220,21 @@ def frontier(
     name = resolve_backend(backend)
     weights, labels = _benchmark_weights(results, benchmark)
     K = _resolve_max_k(results, posthoc, max_k)
-    seg, om, ok = frontier_segments(results, posthoc=posthoc, max_k=max_k,
-                                    quality=quality, cost=cost, backend=name)
+    seg, om, ok = frontier_segments(
+        results, posthoc=posthoc, max_k=max_k, quality=quality, cost=cost, backend=name
+    )
     return Frontier(
-        vertices=frontier_vertices(seg, weights), segments=seg, option_model=om,
-        option_k=ok, models=np.asarray(results.models), weights=weights,
-        results=results, posthoc=posthoc, max_k=K, quality=quality, cost=cost,
-        benchmark_labels=labels, backend=name,
+        vertices=frontier_vertices(seg, weights),
+        segments=seg,
+        option_model=om,
+        option_k=ok,
+        models=np.asarray(results.models),
+        weights=weights,
+        results=results,
+        posthoc=posthoc,
+        max_k=K,
+        quality=quality,
+        cost=cost,
+        benchmark_labels=labels,
+        backend=name,
     )

@@ -133,8 +133,11 @@ def _latency_options(results: EvalResults, posthoc: bool, K: int) -> np.ndarray:
     from scipy.special import comb
 
     draws = np.asarray(results.latency, dtype=np.float64)
-    valid = (np.ones(draws.shape, dtype=bool) if results.mask is None
-             else np.asarray(results.mask, dtype=bool))
+    valid = (
+        np.ones(draws.shape, dtype=bool)
+        if results.mask is None
+        else np.asarray(results.mask, dtype=bool)
+    )
     srt = np.sort(np.where(valid, draws, np.inf), axis=2)
     G = results.n_draws
     out = np.full((N, L, K), np.nan)
@@ -179,8 +182,9 @@ def latency_frontier(
     from .frontier import _resolve_max_k, frontier_options
 
     K = _resolve_max_k(results, posthoc, max_k)
-    c, q, om, ok = frontier_options(results, posthoc=posthoc, max_k=K if posthoc
-                                    else None, cost=cost)
+    c, q, om, ok = frontier_options(
+        results, posthoc=posthoc, max_k=K if posthoc else None, cost=cost
+    )
     t = _latency_options(results, posthoc, K)
     avail = np.isfinite(c) & np.isfinite(q) & np.isfinite(t)
     if not avail.any(axis=1).all():
@@ -192,8 +196,11 @@ def latency_frontier(
     qa = np.where(avail, q, -np.inf)
     for lc in grid:
         for lt in grid:
-            score = qa - (lc / c_scale) * np.where(avail, c, 0.0) - (
-                lt / t_scale) * np.where(avail, t, 0.0)
+            score = (
+                qa
+                - (lc / c_scale) * np.where(avail, c, 0.0)
+                - (lt / t_scale) * np.where(avail, t, 0.0)
+            )
             best = score.max(axis=1, keepdims=True)
             tied = score >= best
             # ties: cheaper, then faster, then first option
@@ -204,32 +211,50 @@ def latency_frontier(
             j = np.argmax(tied, axis=1)
             rows.append(_policy_row(c, q, t, j, lc, lt, "scalarised"))
     scalarised = pd.DataFrame(rows).drop_duplicates(
-        subset=["quality", "cost", "latency_mean", "latency_p95"])
+        subset=["quality", "cost", "latency_mean", "latency_p95"]
+    )
     singles = [
-        _policy_row(c, q, t, np.full(c.shape[0], j), np.nan, np.nan, "single",
-                    f"{results.models[om[j]]}@{ok[j]}")
-        for j in range(c.shape[1]) if avail[:, j].all()
+        _policy_row(
+            c,
+            q,
+            t,
+            np.full(c.shape[0], j),
+            np.nan,
+            np.nan,
+            "single",
+            f"{results.models[om[j]]}@{ok[j]}",
+        )
+        for j in range(c.shape[1])
+        if avail[:, j].all()
     ]
-    table = pd.concat([scalarised, pd.DataFrame(singles, columns=scalarised.columns)],
-                      ignore_index=True)
+    table = pd.concat(
+        [scalarised, pd.DataFrame(singles, columns=scalarised.columns)],
+        ignore_index=True,
+    )
     for kind in ("mean", "p95"):
         pts = table[["quality", "cost", f"latency_{kind}"]].to_numpy()
         flag = np.zeros(len(table), dtype=bool)
         flag[pareto_3d(pts, backend=backend)] = True
         table[f"pareto_{kind}"] = flag
     table["hull_mean"] = _upper_hull_flags(
-        table[["quality", "cost", "latency_mean"]].to_numpy())
+        table[["quality", "cost", "latency_mean"]].to_numpy()
+    )
     return LatencyFrontier(table)
 
 
 def _policy_row(c, q, t, j, lc, lt, source, label=""):
     n = np.arange(c.shape[0])
     tj = t[n, j]
-    return {"quality": float(q[n, j].mean()), "cost": float(c[n, j].mean()),
-            "latency_mean": float(tj.mean()),
-            "latency_p95": float(np.percentile(tj, 95)),
-            "lambda_cost": float(lc), "lambda_latency": float(lt),
-            "source": source, "label": label}
+    return {
+        "quality": float(q[n, j].mean()),
+        "cost": float(c[n, j].mean()),
+        "latency_mean": float(tj.mean()),
+        "latency_p95": float(np.percentile(tj, 95)),
+        "lambda_cost": float(lc),
+        "lambda_latency": float(lt),
+        "source": source,
+        "label": label,
+    }
 
 
 def _upper_hull_flags(pts: np.ndarray) -> np.ndarray:

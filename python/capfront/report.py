@@ -32,8 +32,17 @@ from .baselines import best_single, naive_oracle, single_models
 from .results import EvalResults
 
 #: sections in the order they are computed and printed
-SECTIONS = ("data", "single_models", "naive_oracles", "by_benchmark", "truth",
-            "debiased_oracle", "gap_decomposition", "frontier", "latency_frontier")
+SECTIONS = (
+    "data",
+    "single_models",
+    "naive_oracles",
+    "by_benchmark",
+    "truth",
+    "debiased_oracle",
+    "gap_decomposition",
+    "frontier",
+    "latency_frontier",
+)
 GAP_MIN_DRAWS = 20
 
 
@@ -55,12 +64,17 @@ def jsonable(obj: Any, depth: int = 0) -> Any:
     if isinstance(obj, np.ndarray):
         if obj.size > 2000:
             return {"shape": list(obj.shape), "dtype": str(obj.dtype)}
-        return [jsonable(v, depth + 1) for v in obj.tolist()] if obj.ndim else \
-            jsonable(obj.item(), depth + 1)
+        return (
+            [jsonable(v, depth + 1) for v in obj.tolist()]
+            if obj.ndim
+            else jsonable(obj.item(), depth + 1)
+        )
     if isinstance(obj, pd.DataFrame):
         frame = obj.reset_index() if not isinstance(obj.index, pd.RangeIndex) else obj
-        return [{str(k): jsonable(v, depth + 1) for k, v in row.items()}
-                for row in frame.to_dict(orient="records")]
+        return [
+            {str(k): jsonable(v, depth + 1) for k, v in row.items()}
+            for row in frame.to_dict(orient="records")
+        ]
     if isinstance(obj, pd.Series):
         return {str(k): jsonable(v, depth + 1) for k, v in obj.items()}
     if isinstance(obj, Mapping):
@@ -68,8 +82,10 @@ def jsonable(obj: Any, depth: int = 0) -> Any:
     if isinstance(obj, (list, tuple, set)):
         return [jsonable(v, depth + 1) for v in obj]
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: jsonable(getattr(obj, f.name), depth + 1)
-                for f in dataclasses.fields(obj)}
+        return {
+            f.name: jsonable(getattr(obj, f.name), depth + 1)
+            for f in dataclasses.fields(obj)
+        }
     for method in ("to_dict", "as_dict", "_asdict"):
         fn = getattr(obj, method, None)
         if callable(fn):
@@ -78,8 +94,11 @@ def jsonable(obj: Any, depth: int = 0) -> Any:
             except TypeError:
                 pass
     if hasattr(obj, "__dict__"):
-        return {k: jsonable(v, depth + 1) for k, v in vars(obj).items()
-                if not k.startswith("_") and not callable(v)}
+        return {
+            k: jsonable(v, depth + 1)
+            for k, v in vars(obj).items()
+            if not k.startswith("_") and not callable(v)
+        }
     return repr(obj)
 
 
@@ -203,8 +222,12 @@ def build_report(
 
     data: dict[str, Any] = {
         "capfront_version": capfront.__version__,
-        "settings": {"seed": int(seed), "n_resamples": int(n_resamples),
-                     "level": float(level), "audit_sims": int(audit_sims)},
+        "settings": {
+            "seed": int(seed),
+            "n_resamples": int(n_resamples),
+            "level": float(level),
+            "audit_sims": int(audit_sims),
+        },
         "source": jsonable(dict(source or {})),
         "unavailable": [],
     }
@@ -216,12 +239,15 @@ def build_report(
         "naive_oracles": lambda: _oracle_section(results),
         "by_benchmark": lambda: _benchmark_section(results),
         "truth": lambda: _truth_section(results),
-        "debiased_oracle": lambda: _debiased_section(results, rep, state, seed,
-                                                     n_resamples, level, audit_sims),
-        "gap_decomposition": lambda: _gap_section(results, rep, seed, n_resamples,
-                                                  level),
-        "frontier": lambda: _frontier_section(results, rep, state, seed,
-                                              n_resamples, level),
+        "debiased_oracle": lambda: _debiased_section(
+            results, rep, state, seed, n_resamples, level, audit_sims
+        ),
+        "gap_decomposition": lambda: _gap_section(
+            results, rep, seed, n_resamples, level
+        ),
+        "frontier": lambda: _frontier_section(
+            results, rep, state, seed, n_resamples, level
+        ),
         "latency_frontier": lambda: _latency_section(results, rep),
     }
     for name in SECTIONS:
@@ -232,8 +258,7 @@ def build_report(
         except ValueError as err:
             value = {"skipped": str(err)}
         except Exception as err:  # a bug elsewhere must not lose the whole report
-            value = {"skipped": f"failed: {type(err).__name__}: {err}",
-                     "failed": True}
+            value = {"skipped": f"failed: {type(err).__name__}: {err}", "failed": True}
         if value is _UNAVAILABLE:
             continue
         if value is not None:
@@ -273,19 +298,23 @@ def _data_section(results: EvalResults) -> dict[str, Any]:
     }
     if results.benchmark is not None:
         labels, counts = np.unique(results.benchmark.astype(str), return_counts=True)
-        out["benchmarks"] = {str(k): int(v) for k, v in zip(labels, counts,
-                                                             strict=True)}
+        out["benchmarks"] = {
+            str(k): int(v) for k, v in zip(labels, counts, strict=True)
+        }
     if results.topic is not None:
         out["topics"] = int(len(np.unique(results.topic.astype(str))))
     return out
 
 
 def _single_section(results: EvalResults) -> dict[str, Any]:
-    table = single_models(results).sort_values("accuracy", ascending=False,
-                                               kind="stable")
+    table = single_models(results).sort_values(
+        "accuracy", ascending=False, kind="stable"
+    )
     model, acc, cost = best_single(results)
-    return {"best": {"model": model, "accuracy": acc, "cost": _num(cost)},
-            "models": table}
+    return {
+        "best": {"model": model, "accuracy": acc, "cost": _num(cost)},
+        "models": table,
+    }
 
 
 def _oracle_section(results: EvalResults) -> dict[str, Any]:
@@ -297,11 +326,16 @@ def _oracle_section(results: EvalResults) -> dict[str, Any]:
         except ValueError as err:
             out[kind] = {"skipped": str(err)}
             continue
-        out[kind] = {"value": orc.value, "cost": _num(orc.cost),
-                     "gain_over_best_single": orc.value - best_acc}
+        out[kind] = {
+            "value": orc.value,
+            "cost": _num(orc.cost),
+            "gain_over_best_single": orc.value - best_acc,
+        }
     if results.min_draws < results.max_draws or results.max_draws > 1:
-        out["note"] = ("prehoc and union use p_hat = successes / draws; posthoc counts "
-                       "a prompt if any draw of any model succeeded")
+        out["note"] = (
+            "prehoc and union use p_hat = successes / draws; posthoc counts "
+            "a prompt if any draw of any model succeeded"
+        )
     return out
 
 
@@ -312,10 +346,17 @@ def _benchmark_section(results: EvalResults) -> list[dict[str, Any]] | None:
     for name, sub in results.by_benchmark().items():
         model, acc, cost = best_single(sub)
         pre = naive_oracle(sub, "prehoc")
-        rows.append({"benchmark": name, "n_prompts": sub.n_prompts,
-                     "best_model": model, "best_accuracy": acc,
-                     "best_cost": _num(cost), "prehoc_oracle": pre.value,
-                     "prehoc_cost": _num(pre.cost)})
+        rows.append(
+            {
+                "benchmark": name,
+                "n_prompts": sub.n_prompts,
+                "best_model": model,
+                "best_accuracy": acc,
+                "best_cost": _num(cost),
+                "prehoc_oracle": pre.value,
+                "prehoc_cost": _num(pre.cost),
+            }
+        )
     return rows
 
 
@@ -324,15 +365,23 @@ def _truth_section(results: EvalResults) -> dict[str, Any] | None:
         return None
     truth = results.truth_p
     acc = np.nanmean(np.where(results.observed, truth, np.nan), axis=0)
-    return {"true_oracle": results.true_oracle,
-            "true_best_single": float(np.nanmax(acc)),
-            "naive_oracle_bias": naive_oracle(results, "prehoc").value
-            - float(results.true_oracle or 0.0)}
+    return {
+        "true_oracle": results.true_oracle,
+        "true_best_single": float(np.nanmax(acc)),
+        "naive_oracle_bias": naive_oracle(results, "prehoc").value
+        - float(results.true_oracle or 0.0),
+    }
 
 
 def _recommended(audit: Any) -> str | None:
-    rec = _first_attr(audit, "recommended", "recommendation", "recommended_method",
-                      "best_method", "method")
+    rec = _first_attr(
+        audit,
+        "recommended",
+        "recommendation",
+        "recommended_method",
+        "best_method",
+        "method",
+    )
     if rec is None:
         return None
     if not isinstance(rec, str):
@@ -340,9 +389,15 @@ def _recommended(audit: Any) -> str | None:
     return str(rec)
 
 
-def _debiased_section(results: EvalResults, rep: Report, state: dict[str, Any],
-                      seed: int, n_resamples: int, level: float,
-                      audit_sims: int) -> Any:
+def _debiased_section(
+    results: EvalResults,
+    rep: Report,
+    state: dict[str, Any],
+    seed: int,
+    n_resamples: int,
+    level: float,
+    audit_sims: int,
+) -> Any:
     if (missing := _unavailable(rep, "debiased_oracle")) is not None:
         return missing
     out: dict[str, Any] = {}
@@ -354,8 +409,7 @@ def _debiased_section(results: EvalResults, rep: Report, state: dict[str, Any],
         out["method_note"] = "audit skipped (--audit-sims 0)"
     else:
         try:
-            audit = _call(audit_fn, results, n_sims=audit_sims, seed=seed,
-                          level=level)
+            audit = _call(audit_fn, results, n_sims=audit_sims, seed=seed, level=level)
         except ValueError as err:
             out["audit"] = {"skipped": str(err)}
         else:
@@ -367,19 +421,33 @@ def _debiased_section(results: EvalResults, rep: Report, state: dict[str, Any],
                 "seconds": jsonable(_first_attr(audit, "seconds")),
                 "truth_population": jsonable(_first_attr(audit, "truth_population")),
                 "note": jsonable(_first_attr(audit, "note")),
-                "table": jsonable(table) if table is not None else None}
+                "table": jsonable(table) if table is not None else None,
+            }
             rep.objects["audit"] = audit
     if method is None:
         method = "bootstrap_bc"
-        out["method_note"] = (out.get("method_note", "no audit recommendation")
-                               + ": bootstrap bias correction (SPEC 4c) is used")
-    res = _call(_api("debiased_oracle"), results, method, ci=level,
-                n_resamples=n_resamples, seed=seed)
+        out["method_note"] = (
+            out.get("method_note", "no audit recommendation")
+            + ": bootstrap bias correction (SPEC 4c) is used"
+        )
+    res = _call(
+        _api("debiased_oracle"),
+        results,
+        method,
+        ci=level,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     rep.objects["debiased"] = res
     state["method"] = method
-    out.update({"method": str(_first_attr(res, "method") or method),
-                "value": _num(_first_attr(res, "value", "estimate")),
-                "ci": _ci(res), "level": level})
+    out.update(
+        {
+            "method": str(_first_attr(res, "method") or method),
+            "value": _num(_first_attr(res, "value", "estimate")),
+            "ci": _ci(res),
+            "level": level,
+        }
+    )
     naive = naive_oracle(results, "prehoc").value
     if out["value"] is not None:
         out["naive_minus_debiased"] = naive - out["value"]
@@ -393,23 +461,34 @@ def _debiased_section(results: EvalResults, rep: Report, state: dict[str, Any],
         for key, value in diag.items():
             value = jsonable(value)
             if isinstance(value, (int, float, str, bool)) or (
-                    isinstance(value, list) and len(value) <= 20
-                    and all(isinstance(v, (int, float)) for v in value)):
+                isinstance(value, list)
+                and len(value) <= 20
+                and all(isinstance(v, (int, float)) for v in value)
+            ):
                 details[str(key)] = value
     out["details"] = details
     return out
 
 
-def _gap_section(results: EvalResults, rep: Report, seed: int, n_resamples: int,
-                 level: float) -> Any:
+def _gap_section(
+    results: EvalResults, rep: Report, seed: int, n_resamples: int, level: float
+) -> Any:
     if (missing := _unavailable(rep, "gap_decomposition")) is not None:
         return missing
     if results.min_draws < GAP_MIN_DRAWS:
-        return {"skipped": f"needs at least {GAP_MIN_DRAWS} draws per cell; the data "
-                           f"has as few as {results.min_draws}"}
+        return {
+            "skipped": f"needs at least {GAP_MIN_DRAWS} draws per cell; the data "
+            f"has as few as {results.min_draws}"
+        }
     _, best_acc, _ = best_single(results)
-    res = _call(_api("gap_decomposition"), results, best_acc, level=level, seed=seed,
-                n_resamples=n_resamples)
+    res = _call(
+        _api("gap_decomposition"),
+        results,
+        best_acc,
+        level=level,
+        seed=seed,
+        n_resamples=n_resamples,
+    )
     rep.objects["gap"] = res
     out = jsonable(res)
     if isinstance(out, dict):
@@ -421,8 +500,11 @@ def _vertices(fr: Any, max_points: int = 400) -> dict[str, Any]:
     """Frontier vertices for the JSON: all of them up to ``max_points``, else an
     evenly spaced subset that keeps the first and last."""
     v = np.asarray(fr.vertices, dtype=np.float64)
-    keep = v if len(v) <= max_points else v[np.unique(
-        np.linspace(0, len(v) - 1, max_points).round().astype(int))]
+    keep = (
+        v
+        if len(v) <= max_points
+        else v[np.unique(np.linspace(0, len(v) - 1, max_points).round().astype(int))]
+    )
     return {"n_vertices": int(len(v)), "cost_quality": jsonable(keep)}
 
 
@@ -431,9 +513,16 @@ def _vertices(fr: Any, max_points: int = 400) -> dict[str, Any]:
 FRONTIER_CI_MAX_CELLS = 20_000
 
 
-def _versus(fr: Any, level: float, n_resamples: int, seed: int,
-            notes: list[str], with_ci: bool, results: EvalResults | None = None,
-            kwargs: Mapping[str, Any] | None = None) -> Any:
+def _versus(
+    fr: Any,
+    level: float,
+    n_resamples: int,
+    seed: int,
+    notes: list[str],
+    with_ci: bool,
+    results: EvalResults | None = None,
+    kwargs: Mapping[str, Any] | None = None,
+) -> Any:
     if not with_ci:
         return jsonable(fr.versus_best_single())
     try:
@@ -443,14 +532,22 @@ def _versus(fr: Any, level: float, n_resamples: int, seed: int,
         if results is None or results.benchmark is None:
             notes.append(f"no intervals for the frontier comparison: {err}")
             return rows
-        return _versus_by_group(rows, results, level, n_resamples, seed, notes,
-                                dict(kwargs or {}), err)
+        return _versus_by_group(
+            rows, results, level, n_resamples, seed, notes, dict(kwargs or {}), err
+        )
     return jsonable(table)
 
 
-def _versus_by_group(rows: list[dict[str, Any]], results: EvalResults, level: float,
-                     n_resamples: int, seed: int, notes: list[str],
-                     kwargs: dict[str, Any], err: Exception) -> list[dict[str, Any]]:
+def _versus_by_group(
+    rows: list[dict[str, Any]],
+    results: EvalResults,
+    level: float,
+    n_resamples: int,
+    seed: int,
+    notes: list[str],
+    kwargs: dict[str, Any],
+    err: Exception,
+) -> list[dict[str, Any]]:
     """Intervals one benchmark (and the pooled ``all`` row) at a time, when the joint
     bootstrap fails for one of them (e.g. a best model without errors)."""
     failed = []
@@ -458,42 +555,46 @@ def _versus_by_group(rows: list[dict[str, Any]], results: EvalResults, level: fl
         name = str(row.get("benchmark"))
         if name == "mean":
             continue
-        target = (np.full(results.n_prompts, "all") if name == "all" else name)
+        target = np.full(results.n_prompts, "all") if name == "all" else name
         try:
             sub = _api("frontier")(results, benchmark=target, **kwargs)
-            table = sub.versus_best_single(ci=level, n_resamples=n_resamples,
-                                           seed=seed)
+            table = sub.versus_best_single(ci=level, n_resamples=n_resamples, seed=seed)
         except (NotImplementedError, ImportError, TypeError, ValueError):
             failed.append(name)
             continue
         got = jsonable(table)[0]
-        row.update({k: v for k, v in got.items()
-                    if k.endswith(("_low", "_high"))})
+        row.update({k: v for k, v in got.items() if k.endswith(("_low", "_high"))})
     if failed:
         notes.append(f"no intervals for {', '.join(failed)}: {err}")
     return rows
 
 
-def _one_frontier(results: EvalResults, level: float, n_resamples: int, seed: int,
-                  **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+def _one_frontier(
+    results: EvalResults, level: float, n_resamples: int, seed: int, **kwargs: Any
+) -> tuple[Any, dict[str, Any]]:
     fr = _call(_api("frontier"), results, **kwargs)
     notes: list[str] = []
     with_ci = True
     if kwargs.get("posthoc"):
         with_ci = False
-        notes.append("posthoc intervals are not bootstrapped in the report (slow "
-                     "path); use Frontier.versus_best_single(ci=...) in Python")
+        notes.append(
+            "posthoc intervals are not bootstrapped in the report (slow "
+            "path); use Frontier.versus_best_single(ci=...) in Python"
+        )
     elif kwargs.get("cost") == "unit" or "quality" in kwargs:
         with_ci = False  # degenerate, or per-cell estimates refitted per replicate
     elif results.n_prompts * results.n_models > FRONTIER_CI_MAX_CELLS:
         with_ci = False
-        notes.append(f"intervals skipped: more than {FRONTIER_CI_MAX_CELLS:,} "
-                     "(prompt, model) cells; use Frontier.versus_best_single(ci=...) "
-                     "in Python")
+        notes.append(
+            f"intervals skipped: more than {FRONTIER_CI_MAX_CELLS:,} "
+            "(prompt, model) cells; use Frontier.versus_best_single(ci=...) "
+            "in Python"
+        )
     out: dict[str, Any] = {
         "aiq": _num(fr.aiq()),
-        "versus_best_single": _versus(fr, level, n_resamples, seed, notes, with_ci,
-                                      results, kwargs),
+        "versus_best_single": _versus(
+            fr, level, n_resamples, seed, notes, with_ci, results, kwargs
+        ),
         "vertices": _vertices(fr),
     }
     if notes:
@@ -501,33 +602,45 @@ def _one_frontier(results: EvalResults, level: float, n_resamples: int, seed: in
     return fr, out
 
 
-def _frontier_section(results: EvalResults, rep: Report, state: dict[str, Any],
-                      seed: int, n_resamples: int, level: float) -> Any:
+def _frontier_section(
+    results: EvalResults,
+    rep: Report,
+    state: dict[str, Any],
+    seed: int,
+    n_resamples: int,
+    level: float,
+) -> Any:
     if (missing := _unavailable(rep, "frontier")) is not None:
         return missing
     kw: dict[str, Any] = {}
     out: dict[str, Any] = {}
     if not results.has_cost:
         if not _accepts(_api("frontier"), "cost"):
-            return {"skipped": "the data has no cost; the frontier needs a cost per "
-                               "generation (give --cost or --prices)"}
+            return {
+                "skipped": "the data has no cost; the frontier needs a cost per "
+                "generation (give --cost or --prices)"
+            }
         kw["cost"] = "unit"
-        out["cost"] = ("unit: the data has no cost, so every generation costs 1 "
-                       "(posthoc best-of-k costs k)")
+        out["cost"] = (
+            "unit: the data has no cost, so every generation costs 1 "
+            "(posthoc best-of-k costs k)"
+        )
     fr, out["prehoc"] = _one_frontier(results, level, n_resamples, seed, **kw)
     rep.objects["frontier"] = fr
     if results.max_draws > 1:
         try:
-            frp, out["posthoc"] = _one_frontier(results, level, n_resamples, seed,
-                                                posthoc=True, **kw)
+            frp, out["posthoc"] = _one_frontier(
+                results, level, n_resamples, seed, posthoc=True, **kw
+            )
             rep.objects["frontier_posthoc"] = frp
         except ValueError as err:
             out["posthoc"] = {"skipped": str(err)}
     method = state.get("method")
     if method and method != "naive":
         try:
-            frq, deb = _one_frontier(results, level, n_resamples, seed,
-                                     quality=method, **kw)
+            frq, deb = _one_frontier(
+                results, level, n_resamples, seed, quality=method, **kw
+            )
             out["prehoc_debiased"] = {"quality": method, **deb}
             rep.objects["frontier_debiased"] = frq
         except Exception as err:  # per-cell debiased quality is optional
@@ -546,24 +659,28 @@ def _latency_section(results: EvalResults, rep: Report) -> Any:
     table = getattr(lf, "policies", None)
     if not isinstance(table, pd.DataFrame):
         return jsonable(lf)
-    cols = [c for c in ("label", "source", "quality", "cost", "latency_mean",
-                        "latency_p95") if c in table.columns]
+    cols = [
+        c
+        for c in ("label", "source", "quality", "cost", "latency_mean", "latency_p95")
+        if c in table.columns
+    ]
     pareto = table[table["pareto_mean"]] if "pareto_mean" in table else table
     pareto = pareto.sort_values("cost", kind="stable")[cols]
     return {
         "n_candidates": int(len(table)),
-        "n_pareto_mean": int(table["pareto_mean"].sum()) if "pareto_mean" in table
+        "n_pareto_mean": int(table["pareto_mean"].sum())
+        if "pareto_mean" in table
         else None,
-        "n_pareto_p95": int(table["pareto_p95"].sum()) if "pareto_p95" in table
+        "n_pareto_p95": int(table["pareto_p95"].sum())
+        if "pareto_p95" in table
         else None,
-        "n_hull_mean": int(table["hull_mean"].sum()) if "hull_mean" in table
-        else None,
+        "n_hull_mean": int(table["hull_mean"].sum()) if "hull_mean" in table else None,
         "pareto_mean": jsonable(pareto.reset_index(drop=True).head(200)),
     }
 
 
 # ---------------------------------------------------------------------- rendering
-Block = tuple[str, list[str], list[list[str]], list[str]]   # title, header, rows, notes
+Block = tuple[str, list[str], list[list[str]], list[str]]  # title, header, rows, notes
 
 
 def fmt(value: Any, key: str = "") -> str:
@@ -584,11 +701,13 @@ def fmt(value: Any, key: str = "") -> str:
             return f"{x:.3g}"
         return f"{x:,.2f}" if abs(x) >= 10 else f"{x:.4f}"
     if isinstance(value, list):
-        if len(value) == 2 and all(isinstance(v, (int, float)) or v is None
-                                   for v in value):
+        if len(value) == 2 and all(
+            isinstance(v, (int, float)) or v is None for v in value
+        ):
             return f"[{fmt(value[0], key)}, {fmt(value[1], key)}]"
-        return ", ".join(fmt(v, key) for v in value[:6]) + (" ..." if len(value) > 6
-                                                             else "")
+        return ", ".join(fmt(v, key) for v in value[:6]) + (
+            " ..." if len(value) > 6 else ""
+        )
     if isinstance(value, dict):
         return ", ".join(f"{k}={fmt(v, k)}" for k, v in list(value.items())[:6])
     return str(value)
@@ -617,8 +736,10 @@ def _table(value: Any, max_rows: int = 40) -> tuple[list[str], list[list[str]]]:
         if value and all(isinstance(v, Mapping) for v in value.values()):
             flat = {k: _flatten(v) for k, v in value.items()}
             header = ["", *dict.fromkeys(k for r in flat.values() for k in r)]
-            return header, [[str(k), *[fmt(r.get(h), h) for h in header[1:]]]
-                            for k, r in list(flat.items())[:max_rows]]
+            return header, [
+                [str(k), *[fmt(r.get(h), h) for h in header[1:]]]
+                for k, r in list(flat.items())[:max_rows]
+            ]
         flat1 = _flatten(value)
         return ["", "value"], [[k, fmt(v, k)] for k, v in flat1.items()]
     return ["value"], [[fmt(value)]]
@@ -628,12 +749,17 @@ def _versus_table(rows: Any) -> tuple[list[str], list[list[str]]]:
     """The frontier-versus-best-single table, with intervals when present."""
     if not (isinstance(rows, list) and rows and isinstance(rows[0], Mapping)):
         return _table(rows)
-    cols = [("benchmark", "benchmark"), ("best_model", "best model"),
-            ("best_accuracy", "acc"), ("best_cost", "cost"),
-            ("frontier_quality_at_best_cost", "frontier acc"),
-            ("error_reduction", "err. red."),
-            ("cost_reduction", "cost red."), ("aiq", "AIQ"),
-            ("oracle_quality", "oracle")]
+    cols = [
+        ("benchmark", "benchmark"),
+        ("best_model", "best model"),
+        ("best_accuracy", "acc"),
+        ("best_cost", "cost"),
+        ("frontier_quality_at_best_cost", "frontier acc"),
+        ("error_reduction", "err. red."),
+        ("cost_reduction", "cost red."),
+        ("aiq", "AIQ"),
+        ("oracle_quality", "oracle"),
+    ]
     cols = [(k, h) for k, h in cols if k in rows[0]]
     body = []
     for r in rows:
@@ -670,13 +796,15 @@ def _gap_block(sec: Mapping[str, Any]) -> Block:
     rows = [[label, fmt(sec[k])] for k, label in GAP_ROWS if sec.get(k) is not None]
     share = sec.get("noise_share")
     if isinstance(share, Mapping):
-        rows += [[f"noise share of the gap ({k})", fmt(v, "share")]
-                 for k, v in share.items()]
+        rows += [
+            [f"noise share of the gap ({k})", fmt(v, "share")] for k, v in share.items()
+        ]
     notes = []
     if sec.get("bound_method"):
         lvl = sec.get("level")
-        notes.append(f"bounds ({f'{lvl:.0%} ' if lvl else ''}one-sided): "
-                     f"{sec['bound_method']}")
+        notes.append(
+            f"bounds ({f'{lvl:.0%} ' if lvl else ''}one-sided): {sec['bound_method']}"
+        )
     if sec.get("router"):
         notes.append(f"router: {sec['router']}")
     return title, ["", "value"], rows, notes
@@ -687,16 +815,34 @@ def _latency_block(sec: Mapping[str, Any], max_rows: int = 12) -> Block:
     if len(pts) > max_rows:
         idx = np.unique(np.linspace(0, len(pts) - 1, max_rows).round().astype(int))
         pts = [pts[i] for i in idx]
-    cols = [("label", "policy"), ("quality", "quality"), ("cost", "cost"),
-            ("latency_mean", "mean latency"), ("latency_p95", "P95 latency")]
-    rows = [[(r.get("label") or r.get("source") or "routed") if k == "label"
-             else fmt(r.get(k), k) for k, _ in cols] for r in pts]
-    notes = [f"{sec.get('n_pareto_mean')} of {sec.get('n_candidates')} candidate "
-             "policies are non-dominated in (quality up, cost down, mean latency "
-             f"down) ({sec.get('n_pareto_p95')} with P95 latency); "
-             f"{len(pts)} shown, by cost; all in report.json"]
-    return ("Latency frontier (non-dominated policies)", [h for _, h in cols], rows,
-            notes)
+    cols = [
+        ("label", "policy"),
+        ("quality", "quality"),
+        ("cost", "cost"),
+        ("latency_mean", "mean latency"),
+        ("latency_p95", "P95 latency"),
+    ]
+    rows = [
+        [
+            (r.get("label") or r.get("source") or "routed")
+            if k == "label"
+            else fmt(r.get(k), k)
+            for k, _ in cols
+        ]
+        for r in pts
+    ]
+    notes = [
+        f"{sec.get('n_pareto_mean')} of {sec.get('n_candidates')} candidate "
+        "policies are non-dominated in (quality up, cost down, mean latency "
+        f"down) ({sec.get('n_pareto_p95')} with P95 latency); "
+        f"{len(pts)} shown, by cost; all in report.json"
+    ]
+    return (
+        "Latency frontier (non-dominated policies)",
+        [h for _, h in cols],
+        rows,
+        notes,
+    )
 
 
 def blocks(data: Mapping[str, Any]) -> list[Block]:
@@ -709,20 +855,33 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
         rows.append(["source", f"{src['path']} ({src.get('format', '?')})"])
     if d:
         dr = d.get("draws_per_cell", {})
-        g = (str(dr.get("min")) if dr.get("min") == dr.get("max")
-             else f"{dr.get('min')}..{dr.get('max')}")
-        rows += [["shape", f"{d['n_prompts']:,} prompts x {d['n_models']} models, "
-                           f"{g} draw(s) per cell"],
-                 ["scores", str(d.get("scores"))],
-                 ["coverage", "complete" if d.get("complete") else
-                  f"{d.get('missing_cells'):,} (prompt, model) cells not run"],
-                 ["cost", src.get("cost") or ("yes" if d.get("cost") else "none")],
-                 ["latency", "yes" if d.get("latency") else "none"]]
+        g = (
+            str(dr.get("min"))
+            if dr.get("min") == dr.get("max")
+            else f"{dr.get('min')}..{dr.get('max')}"
+        )
+        rows += [
+            [
+                "shape",
+                f"{d['n_prompts']:,} prompts x {d['n_models']} models, "
+                f"{g} draw(s) per cell",
+            ],
+            ["scores", str(d.get("scores"))],
+            [
+                "coverage",
+                "complete"
+                if d.get("complete")
+                else f"{d.get('missing_cells'):,} (prompt, model) cells not run",
+            ],
+            ["cost", src.get("cost") or ("yes" if d.get("cost") else "none")],
+            ["latency", "yes" if d.get("latency") else "none"],
+        ]
         bm = d.get("benchmarks")
         if bm:
             names = ", ".join(f"{k} ({v})" for k, v in list(bm.items())[:8])
-            rows.append(["benchmarks", f"{len(bm)}: {names}"
-                                       + (" ..." if len(bm) > 8 else "")])
+            rows.append(
+                ["benchmarks", f"{len(bm)}: {names}" + (" ..." if len(bm) > 8 else "")]
+            )
     for k, v in (src.get("columns") or {}).items():
         rows.append([f"column: {k}", str(v)])
     notes = list(src.get("notes") or [])
@@ -731,52 +890,95 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
     sm = data.get("single_models")
     if isinstance(sm, Mapping) and "models" in sm:
         models = sm["models"]
-        keep = [k for k in ("model", "accuracy", "mean_cost", "mean_latency",
-                            "p95_latency", "n_prompts") if models and k in models[0]]
+        keep = [
+            k
+            for k in (
+                "model",
+                "accuracy",
+                "mean_cost",
+                "mean_latency",
+                "p95_latency",
+                "n_prompts",
+            )
+            if models and k in models[0]
+        ]
         body = [[fmt(r.get(k), k) for k in keep] for r in models[:15]]
-        extra = ([f"{len(models) - 15} more models in report.json"]
-                 if len(models) > 15 else [])
+        extra = (
+            [f"{len(models) - 15} more models in report.json"]
+            if len(models) > 15
+            else []
+        )
         out.append(("Single models (by accuracy)", keep, body, extra))
 
     orc = data.get("naive_oracles") or {}
     rows = []
     best = (sm or {}).get("best") if isinstance(sm, Mapping) else None
     if best:
-        rows.append([f"best single model: {best['model']}", fmt(best["accuracy"]),
-                     "-", fmt(best.get("cost"))])
-    labels = {"prehoc": "naive prehoc oracle (max_l p_hat)",
-              "posthoc": "naive posthoc oracle (any draw right)",
-              "union": "single-draw union oracle"}
+        rows.append(
+            [
+                f"best single model: {best['model']}",
+                fmt(best["accuracy"]),
+                "-",
+                fmt(best.get("cost")),
+            ]
+        )
+    labels = {
+        "prehoc": "naive prehoc oracle (max_l p_hat)",
+        "posthoc": "naive posthoc oracle (any draw right)",
+        "union": "single-draw union oracle",
+    }
     for kind, label in labels.items():
         o = orc.get(kind)
         if not o:
             continue
         if "skipped" in o:
             continue  # the reason is in the notes
-        rows.append([label, fmt(o["value"]), fmt(o["value"] - best["accuracy"]
-                                                 if best else None),
-                     fmt(o.get("cost"))])
+        rows.append(
+            [
+                label,
+                fmt(o["value"]),
+                fmt(o["value"] - best["accuracy"] if best else None),
+                fmt(o.get("cost")),
+            ]
+        )
     deb = data.get("debiased_oracle")
     if isinstance(deb, Mapping) and "value" in deb:
         ci = deb.get("ci")
         lvl = int(round(100 * deb.get("level", 0.95)))
         label = f"debiased oracle ({deb.get('method')})" + (
-            f", {lvl}% CI [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else "")
-        rows.append([label, fmt(deb["value"]),
-                     fmt(deb["value"] - best["accuracy"] if best and deb["value"]
-                         is not None else None), "-"])
+            f", {lvl}% CI [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""
+        )
+        rows.append(
+            [
+                label,
+                fmt(deb["value"]),
+                fmt(
+                    deb["value"] - best["accuracy"]
+                    if best and deb["value"] is not None
+                    else None
+                ),
+                "-",
+            ]
+        )
     tr = data.get("truth")
     if isinstance(tr, Mapping) and "true_oracle" in tr:
-        rows.append(["true oracle (simulated truth)", fmt(tr["true_oracle"]),
-                     fmt(tr["true_oracle"] - best["accuracy"] if best else None), "-"])
+        rows.append(
+            [
+                "true oracle (simulated truth)",
+                fmt(tr["true_oracle"]),
+                fmt(tr["true_oracle"] - best["accuracy"] if best else None),
+                "-",
+            ]
+        )
     notes = []
     if isinstance(deb, Mapping):
         if "skipped" in deb:
             notes.append(f"debiased oracle: {deb['skipped']}")
         audit = deb.get("audit") or {}
         if audit.get("recommended"):
-            notes.append("method recommended by capfront.audit: "
-                         f"{audit['recommended']}")
+            notes.append(
+                f"method recommended by capfront.audit: {audit['recommended']}"
+            )
         if deb.get("method_note"):
             notes.append(deb["method_note"])
     for kind in labels:
@@ -784,24 +986,36 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
         if "skipped" in o:
             notes.append(f"{kind}: {o['skipped']}")
     if rows:
-        out.append(("Oracles", ["estimate", "accuracy", "gain vs best", "cost"], rows,
-                    notes))
+        out.append(
+            ("Oracles", ["estimate", "accuracy", "gain vs best", "cost"], rows, notes)
+        )
 
     bb = data.get("by_benchmark")
     if isinstance(bb, list) and bb:
         header = ["benchmark", "prompts", "best model", "best acc", "prehoc oracle"]
-        body = [[r["benchmark"], fmt(r["n_prompts"]), str(r["best_model"]),
-                 fmt(r["best_accuracy"]), fmt(r["prehoc_oracle"])] for r in bb]
+        body = [
+            [
+                r["benchmark"],
+                fmt(r["n_prompts"]),
+                str(r["best_model"]),
+                fmt(r["best_accuracy"]),
+                fmt(r["prehoc_oracle"]),
+            ]
+            for r in bb
+        ]
         out.append(("Per benchmark", header, body, []))
 
-    if isinstance(deb, Mapping) and isinstance((deb.get("audit") or {}).get("table"),
-                                               (list, dict)):
+    if isinstance(deb, Mapping) and isinstance(
+        (deb.get("audit") or {}).get("table"), (list, dict)
+    ):
         h, r = _table(deb["audit"]["table"])
         out.append(("Audit (simulated data of this shape)", h, r, []))
 
-    for key, title in (("gap_decomposition", "Gap decomposition (seed 003)"),
-                       ("frontier", "Frontier versus the best single model"),
-                       ("latency_frontier", "Latency frontier")):
+    for key, title in (
+        ("gap_decomposition", "Gap decomposition (seed 003)"),
+        ("frontier", "Frontier versus the best single model"),
+        ("latency_frontier", "Latency frontier"),
+    ):
         sec = data.get(key)
         if sec is None:
             continue
@@ -823,14 +1037,17 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
                         out.append((f"{title} ({kind})", [], [], [fr["skipped"]]))
                     continue
                 h, r = _versus_table(fr.get("versus_best_single"))
-                notes = [f"AIQ (area under the frontier / cost range): "
-                         f"{fmt(fr.get('aiq'))}; "
-                         f"{(fr.get('vertices') or {}).get('n_vertices', '?')} "
-                         "frontier vertices (report.json)",
-                         "err. red. = error-rate reduction at the best model's cost; "
-                         "cost red. = cost reduction at its accuracy; frontier acc = "
-                         "frontier accuracy at its cost; (lo-hi) = bootstrap interval "
-                         "in %", *fr.get("notes", [])]
+                notes = [
+                    f"AIQ (area under the frontier / cost range): "
+                    f"{fmt(fr.get('aiq'))}; "
+                    f"{(fr.get('vertices') or {}).get('n_vertices', '?')} "
+                    "frontier vertices (report.json)",
+                    "err. red. = error-rate reduction at the best model's cost; "
+                    "cost red. = cost reduction at its accuracy; frontier acc = "
+                    "frontier accuracy at its cost; (lo-hi) = bootstrap interval "
+                    "in %",
+                    *fr.get("notes", []),
+                ]
                 if fr.get("quality"):
                     notes.append(f"quality per cell: {fr['quality']} estimate")
                 out.append((f"{title} ({kind})", h, r, notes))
@@ -838,8 +1055,14 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
         h, r = _table(sec)
         out.append((title, h, r, []))
     if data.get("unavailable"):
-        out.append(("Not in this version", [], [],
-                    ["not available yet: " + ", ".join(data["unavailable"])]))
+        out.append(
+            (
+                "Not in this version",
+                [],
+                [],
+                ["not available yet: " + ", ".join(data["unavailable"])],
+            )
+        )
     return out
 
 
@@ -852,15 +1075,19 @@ def to_markdown(data: Mapping[str, Any]) -> str:
             head = [h or " " for h in header]
             lines.append("| " + " | ".join(head) + " |")
             lines.append("|" + "|".join("---" for _ in head) + "|")
-            lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |"
-                      for row in rows]
+            lines += [
+                "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |"
+                for row in rows
+            ]
             lines.append("")
         lines += [f"- {n}" for n in notes]
         if notes:
             lines.append("")
     s = data.get("settings") or {}
-    lines.append(f"capfront {data.get('capfront_version')}, seed {s.get('seed')}, "
-                 f"{s.get('n_resamples')} bootstrap resamples.")
+    lines.append(
+        f"capfront {data.get('capfront_version')}, seed {s.get('seed')}, "
+        f"{s.get('n_resamples')} bootstrap resamples."
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -884,16 +1111,23 @@ def print_rich(data: Mapping[str, Any], console: Any = None) -> None:
     console = console or Console()
     for title, header, rows, notes in blocks(data):
         if header and rows:
-            table = Table(title=title, title_justify="left", show_header=any(header),
-                          header_style="bold", box=box.SIMPLE_HEAD,
-                          title_style="bold")
+            table = Table(
+                title=title,
+                title_justify="left",
+                show_header=any(header),
+                header_style="bold",
+                box=box.SIMPLE_HEAD,
+                title_style="bold",
+            )
             key_value = not any(header[1:])
             for i, h in enumerate(header):
                 numeric = all(_looks_numeric(row[i]) for row in rows)
-                table.add_column(h, justify="right" if numeric and not key_value
-                                 and i > 0 else "left",
-                                 no_wrap=(i == 0 or numeric) and not key_value,
-                                 overflow="ellipsis")
+                table.add_column(
+                    h,
+                    justify="right" if numeric and not key_value and i > 0 else "left",
+                    no_wrap=(i == 0 or numeric) and not key_value,
+                    overflow="ellipsis",
+                )
             for row in rows:
                 table.add_row(*row)
             console.print(table)
@@ -913,28 +1147,38 @@ def save_figures(rep: Report, out: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     written = []
-    fronts = [(k, rep.objects[k]) for k in ("frontier", "frontier_posthoc")
-              if k in rep.objects]
+    fronts = [
+        (k, rep.objects[k])
+        for k in ("frontier", "frontier_posthoc")
+        if k in rep.objects
+    ]
     if fronts:
-        fig, axes = plt.subplots(1, len(fronts), figsize=(6.5 * len(fronts), 5),
-                                 squeeze=False)
+        fig, axes = plt.subplots(
+            1, len(fronts), figsize=(6.5 * len(fronts), 5), squeeze=False
+        )
         settings = rep.data.get("settings") or {}
         for ax, (kind, fr) in zip(axes[0], fronts, strict=True):
-            small = rep.results.n_prompts * rep.results.n_models <= \
-                FRONTIER_CI_MAX_CELLS
+            small = (
+                rep.results.n_prompts * rep.results.n_models <= FRONTIER_CI_MAX_CELLS
+            )
             if small and getattr(fr, "band", 1) is None and hasattr(fr, "with_band"):
                 try:
-                    fr.with_band(n_resamples=min(200, settings.get("n_resamples", 200)),
-                                 level=settings.get("level", 0.95),
-                                 seed=settings.get("seed", 0))
+                    fr.with_band(
+                        n_resamples=min(200, settings.get("n_resamples", 200)),
+                        level=settings.get("level", 0.95),
+                        seed=settings.get("seed", 0),
+                    )
                 except (ValueError, TypeError):
                     pass  # the band is decoration; the report has the numbers
             if _accepts(fr.plot, "logx"):
                 fr.plot(ax=ax, logx=kind != "frontier")
             else:
                 fr.plot(ax=ax)
-            ax.set_title("prehoc frontier" if kind == "frontier"
-                         else "posthoc frontier (best-of-k)")
+            ax.set_title(
+                "prehoc frontier"
+                if kind == "frontier"
+                else "posthoc frontier (best-of-k)"
+            )
     else:
         fig, ax = plt.subplots(figsize=(6.5, 5))
         sm = rep.data.get("single_models") or {}
@@ -946,16 +1190,22 @@ def save_figures(rep: Report, out: Path) -> list[Path]:
         for kind, marker in (("prehoc", "*"), ("posthoc", "P")):
             o = orc.get(kind) or {}
             if "value" in o and (o.get("cost") is not None or not has_cost):
-                ax.scatter([o["cost"] if has_cost else len(models)], [o["value"]],
-                           marker=marker, s=120, label=f"naive {kind} oracle")
+                ax.scatter(
+                    [o["cost"] if has_cost else len(models)],
+                    [o["value"]],
+                    marker=marker,
+                    s=120,
+                    label=f"naive {kind} oracle",
+                )
         ax.set_xlabel("mean cost per prompt" if has_cost else "model (index)")
         ax.set_ylabel("accuracy")
         ax.set_title("single models and naive oracles")
         ax.legend(loc="lower right")
     src = rep.data.get("source") or {}
     if src.get("cost"):
-        fig.text(0.01, 0.005, f"cost: {src['cost']}", fontsize=7, ha="left",
-                 va="bottom")
+        fig.text(
+            0.01, 0.005, f"cost: {src['cost']}", fontsize=7, ha="left", va="bottom"
+        )
     fig.tight_layout(rect=(0, 0.03, 1, 1))
     path = out / "frontier.png"
     fig.savefig(path, dpi=120)

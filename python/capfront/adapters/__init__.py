@@ -33,11 +33,26 @@ from .prices import PriceTable, read_prices, token_cost
 from .routerbench import load_routerbench
 from .tables import TABLE_FORMATS, load_table, table_format
 
-FORMATS = ("csv", "parquet", "jsonl", "lm-eval", "inspect", "routerbench",
-           "llmrouterbench", "counts")
+FORMATS = (
+    "csv",
+    "parquet",
+    "jsonl",
+    "lm-eval",
+    "inspect",
+    "routerbench",
+    "llmrouterbench",
+    "counts",
+)
 
-__all__ = ["FORMATS", "LoadedData", "PriceTable", "detect_format", "load",
-           "read_prices", "token_cost"]
+__all__ = [
+    "FORMATS",
+    "LoadedData",
+    "PriceTable",
+    "detect_format",
+    "load",
+    "read_prices",
+    "token_cost",
+]
 
 
 def _peek_json(path: Path) -> object:
@@ -76,8 +91,9 @@ def detect_format(path: str | Path) -> str:
                 return "llmrouterbench"
             if isinstance(head, dict) and "eval" in head and "samples" in head:
                 return "inspect"
-        raise ValueError(f"{path}: cannot tell the format of this folder; give "
-                         "--format")
+        raise ValueError(
+            f"{path}: cannot tell the format of this folder; give --format"
+        )
     suffix = table_format(path)
     if suffix in ("pkl", "pickle"):
         return "routerbench"
@@ -93,14 +109,18 @@ def detect_format(path: str | Path) -> str:
     if suffix == "jsonl":
         first = _first_jsonl(path)
         if path.name.startswith("samples_") or (
-                isinstance(first, dict) and "doc_id" in first
-                and ("filtered_resps" in first or "resps" in first)):
+            isinstance(first, dict)
+            and "doc_id" in first
+            and ("filtered_resps" in first or "resps" in first)
+        ):
             return "lm-eval"
         return "jsonl"
     if suffix in TABLE_FORMATS:
         return suffix
-    raise ValueError(f"{path}: cannot tell the format from the suffix "
-                     f"{path.suffix!r}; give --format ({', '.join(FORMATS)})")
+    raise ValueError(
+        f"{path}: cannot tell the format from the suffix "
+        f"{path.suffix!r}; give --format ({', '.join(FORMATS)})"
+    )
 
 
 def load(
@@ -143,27 +163,43 @@ def load(
     fmt = format or detect_format(path)
     if isinstance(prices, (str, Path)):
         prices = read_prices(prices)
-    if fmt != "lm-eval" and fmt not in TABLE_FORMATS + ("counts",) and (
-            generation is not None):
-        raise ValueError(f"--generation is for tables; the {fmt} format defines "
-                         "its own generations")
+    if (
+        fmt != "lm-eval"
+        and fmt not in TABLE_FORMATS + ("counts",)
+        and (generation is not None)
+    ):
+        raise ValueError(
+            f"--generation is for tables; the {fmt} format defines its own generations"
+        )
     if fmt == "lm-eval":
         if prices is not None:
-            raise ValueError(f"{path}: lm-eval samples record no token counts; "
-                             "--prices cannot apply")
+            raise ValueError(
+                f"{path}: lm-eval samples record no token counts; --prices cannot apply"
+            )
         return load_lm_eval(path, score=score, model=model)
     if fmt == "inspect":
         return load_inspect(path, score=score, prices=prices)
     if fmt == "routerbench":
         if prices is not None:
-            raise ValueError(f"{path}: RouterBench already has per-prompt cost "
-                             "(<model>|total_cost); --prices cannot apply")
+            raise ValueError(
+                f"{path}: RouterBench already has per-prompt cost "
+                "(<model>|total_cost); --prices cannot apply"
+            )
         return load_routerbench(path, prompt=prompt, benchmark=benchmark)
     if fmt == "llmrouterbench":
         return load_llmrouterbench(path, prices=prices)
     if path.is_dir():
         raise ValueError(f"{path}: is a folder; the {fmt} format reads one file")
-    return load_table(path, None if fmt == "counts" else fmt, prompt=prompt,
-                      model=model, score=score, generation=generation, cost=cost,
-                      latency=latency, benchmark=benchmark, prices=prices,
-                      counts=True if fmt == "counts" else None)
+    return load_table(
+        path,
+        None if fmt == "counts" else fmt,
+        prompt=prompt,
+        model=model,
+        score=score,
+        generation=generation,
+        cost=cost,
+        latency=latency,
+        benchmark=benchmark,
+        prices=prices,
+        counts=True if fmt == "counts" else None,
+    )

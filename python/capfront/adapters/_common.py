@@ -42,9 +42,14 @@ class LoadedData:
     cost_source: str | None = None
 
 
-def apply_prices(frame: pd.DataFrame, prices: PriceTable | None, source: str,
-                 model_col: str = MODEL, in_col: str = IN_TOK,
-                 out_col: str = OUT_TOK) -> pd.DataFrame:
+def apply_prices(
+    frame: pd.DataFrame,
+    prices: PriceTable | None,
+    source: str,
+    model_col: str = MODEL,
+    in_col: str = IN_TOK,
+    out_col: str = OUT_TOK,
+) -> pd.DataFrame:
     """Add a ``cost`` column priced from the token columns."""
     if prices is None:
         return frame
@@ -55,8 +60,9 @@ def apply_prices(frame: pd.DataFrame, prices: PriceTable | None, source: str,
                 f"column (columns: {list(map(str, frame.columns))})"
             )
     frame = frame.copy()
-    frame[COST] = token_cost(frame[model_col], frame[in_col], frame[out_col], prices,
-                             source=source)
+    frame[COST] = token_cost(
+        frame[model_col], frame[in_col], frame[out_col], prices, source=source
+    )
     return frame
 
 
@@ -77,14 +83,21 @@ def finish(
     try:
         if counts:
             results = from_count_frame(
-                frame, prompt=PROMPT, model=MODEL, successes=SUCC, n_draws=NDRAWS,
+                frame,
+                prompt=PROMPT,
+                model=MODEL,
+                successes=SUCC,
+                n_draws=NDRAWS,
                 cost=COST if COST in has else None,
                 latency=LATENCY if LATENCY in has else None,
                 benchmark=BENCH if BENCH in has else None,
             )
         else:
             results = from_frame(
-                frame, prompt=PROMPT, model=MODEL, score=SCORE,
+                frame,
+                prompt=PROMPT,
+                model=MODEL,
+                score=SCORE,
                 generation=GEN if GEN in has else None,
                 cost=COST if COST in has else None,
                 latency=LATENCY if LATENCY in has else None,
@@ -92,8 +105,14 @@ def finish(
             )
     except ValueError as err:
         raise ValueError(f"{source}: {err}") from None
-    return LoadedData(results, fmt, source, dict(columns or {}), notes,
-                      cost_source if COST in has else None)
+    return LoadedData(
+        results,
+        fmt,
+        source,
+        dict(columns or {}),
+        notes,
+        cost_source if COST in has else None,
+    )
 
 
 def score_value(value: object, where: str) -> float:

@@ -53,8 +53,9 @@ def _inspect() -> Any:
 def log_files(path: Path) -> list[Path]:
     if path.is_file():
         return [path]
-    files = sorted(p for p in path.rglob("*") if p.suffix in (".eval", ".json")
-                   and p.is_file())
+    files = sorted(
+        p for p in path.rglob("*") if p.suffix in (".eval", ".json") and p.is_file()
+    )
     if not files:
         raise ValueError(f"{path}: no inspect-ai .eval or .json logs found")
     return files
@@ -79,14 +80,16 @@ def _pick_score(scores: Mapping[str, Any], wanted: str | None, where: str) -> An
                 f"one with --score {name}.<key>"
             )
         if key not in value:
-            raise ValueError(f"{where}: scorer {name!r} has no value {key!r} "
-                             f"(values: {list(value)})")
+            raise ValueError(
+                f"{where}: scorer {name!r} has no value {key!r} (values: {list(value)})"
+            )
         value = value[key]
     return value
 
 
-def load_inspect(path: Path, *, score: str | None = None,
-                 prices: PriceTable | None = None) -> LoadedData:
+def load_inspect(
+    path: Path, *, score: str | None = None, prices: PriceTable | None = None
+) -> LoadedData:
     """Read inspect-ai log file(s) (a file or a folder searched recursively)."""
     ilog, iscorer = _inspect()
     to_float = iscorer.value_to_float()
@@ -112,22 +115,32 @@ def load_inspect(path: Path, *, score: str | None = None,
             usage = s.model_usage.get(model) if s.model_usage else None
             if usage is None and s.model_usage:
                 usage = next(iter(s.model_usage.values()))
-            rows.append({
-                PROMPT: f"{task}/{s.id}", MODEL: model, BENCH: task, GEN: s.epoch,
-                SCORE: value,
-                LATENCY: s.total_time if s.total_time is not None else np.nan,
-                IN_TOK: usage.input_tokens if usage is not None else np.nan,
-                OUT_TOK: usage.output_tokens if usage is not None else np.nan,
-                COST: (usage.total_cost if usage is not None
-                       and getattr(usage, "total_cost", None) is not None else np.nan),
-            })
+            rows.append(
+                {
+                    PROMPT: f"{task}/{s.id}",
+                    MODEL: model,
+                    BENCH: task,
+                    GEN: s.epoch,
+                    SCORE: value,
+                    LATENCY: s.total_time if s.total_time is not None else np.nan,
+                    IN_TOK: usage.input_tokens if usage is not None else np.nan,
+                    OUT_TOK: usage.output_tokens if usage is not None else np.nan,
+                    COST: (
+                        usage.total_cost
+                        if usage is not None
+                        and getattr(usage, "total_cost", None) is not None
+                        else np.nan
+                    ),
+                }
+            )
     if not rows:
         raise ValueError(f"{path}: the inspect-ai logs hold no scored samples")
     frame = pd.DataFrame(rows)
     notes = [f"{len(files)} inspect-ai log(s); epochs are generations"]
     if skipped:
-        notes.append(f"{skipped} sample(s) ended in an error without a score and were "
-                     "left out")
+        notes.append(
+            f"{skipped} sample(s) ended in an error without a score and were left out"
+        )
     cost_source = None
     if prices is not None:
         frame = apply_prices(frame.drop(columns=[COST]), prices, str(path))
@@ -139,6 +152,11 @@ def load_inspect(path: Path, *, score: str | None = None,
     if frame[LATENCY].isna().any():
         frame = frame.drop(columns=[LATENCY])
     frame = frame.drop(columns=[IN_TOK, OUT_TOK])
-    return finish(frame, fmt="inspect", source=str(path), notes=notes,
-                  cost_source=cost_source,
-                  columns={"score": score or "first scorer"})
+    return finish(
+        frame,
+        fmt="inspect",
+        source=str(path),
+        notes=notes,
+        cost_source=cost_source,
+        columns={"score": score or "first scorer"},
+    )

@@ -67,24 +67,33 @@ def load_llmrouterbench(path: Path, *, prices: PriceTable | None = None) -> Load
         data = _read(f)
         if data is None:
             if path.is_file():
-                raise ValueError(f"{f}: no 'records' list (not an LLMRouterBench "
-                                 "result file)")
+                raise ValueError(
+                    f"{f}: no 'records' list (not an LLMRouterBench result file)"
+                )
             continue
         used += 1
-        model, split, dataset = f.parent.name, f.parent.parent.name, \
-            f.parent.parent.parent.name
+        model, split, dataset = (
+            f.parent.name,
+            f.parent.parent.name,
+            f.parent.parent.parent.name,
+        )
         for i, rec in enumerate(data["records"]):
             where = f"{f}: record {i}"
             if not isinstance(rec, dict) or "score" not in rec:
                 raise ValueError(f"{where}: needs a 'score'")
             index = rec.get("index", i)
-            rows.append({
-                PROMPT: f"{dataset}/{split}/{index}", MODEL: model, BENCH: dataset,
-                "_run": f.stem, SCORE: score_value(rec["score"], where),
-                COST: rec.get("cost", np.nan),
-                IN_TOK: rec.get("prompt_tokens", np.nan),
-                OUT_TOK: rec.get("completion_tokens", np.nan),
-            })
+            rows.append(
+                {
+                    PROMPT: f"{dataset}/{split}/{index}",
+                    MODEL: model,
+                    BENCH: dataset,
+                    "_run": f.stem,
+                    SCORE: score_value(rec["score"], where),
+                    COST: rec.get("cost", np.nan),
+                    IN_TOK: rec.get("prompt_tokens", np.nan),
+                    OUT_TOK: rec.get("completion_tokens", np.nan),
+                }
+            )
     if not rows:
         raise ValueError(f"{path}: no LLMRouterBench records found")
     frame = pd.DataFrame(rows)
@@ -92,8 +101,10 @@ def load_llmrouterbench(path: Path, *, prices: PriceTable | None = None) -> Load
     frame[GEN] = frame.groupby([PROMPT, MODEL], sort=False).cumcount()
     notes = [f"{used} LLMRouterBench result file(s)"]
     if frame[GEN].max() > 0:
-        notes.append("several timestamped runs of one (dataset, split, model): each "
-                     "run is a generation")
+        notes.append(
+            "several timestamped runs of one (dataset, split, model): each "
+            "run is a generation"
+        )
     cost_source = None
     if prices is not None:
         frame = apply_prices(frame.drop(columns=[COST]), prices, str(path))
@@ -105,9 +116,16 @@ def load_llmrouterbench(path: Path, *, prices: PriceTable | None = None) -> Load
             cost_source = "records' 'cost' field (US dollars)"
         else:
             frame = frame.drop(columns=[COST])
-            notes.append("records have no usable cost (missing or all zero): no cost "
-                         "axis; give --prices to price the token counts")
+            notes.append(
+                "records have no usable cost (missing or all zero): no cost "
+                "axis; give --prices to price the token counts"
+            )
     frame = frame.drop(columns=[IN_TOK, OUT_TOK, "_run"])
-    return finish(frame, fmt="llmrouterbench", source=str(path), notes=notes,
-                  cost_source=cost_source,
-                  columns={"prompt": "<dataset>/<split>/index", "score": "score"})
+    return finish(
+        frame,
+        fmt="llmrouterbench",
+        source=str(path),
+        notes=notes,
+        cost_source=cost_source,
+        columns={"prompt": "<dataset>/<split>/index", "score": "score"},
+    )

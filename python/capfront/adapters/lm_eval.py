@@ -44,10 +44,23 @@ from ._common import (
 )
 
 #: keys of a logged sample that are not metrics
-BOOKKEEPING = {"doc_id", "doc", "target", "arguments", "resps", "filtered_resps",
-               "filter", "metrics", "doc_hash", "prompt_hash", "target_hash"}
-_SAMPLES_RE = re.compile(r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d\-.:]+)"
-                         r"\.jsonl$")
+BOOKKEEPING = {
+    "doc_id",
+    "doc",
+    "target",
+    "arguments",
+    "resps",
+    "filtered_resps",
+    "filter",
+    "metrics",
+    "doc_hash",
+    "prompt_hash",
+    "target_hash",
+}
+_SAMPLES_RE = re.compile(
+    r"^samples_(?P<task>.+)_(?P<stamp>\d{4}-\d{2}-\d{2}T[\d\-.:]+)"
+    r"\.jsonl$"
+)
 
 
 def sample_files(path: Path) -> list[Path]:
@@ -63,8 +76,8 @@ def _task_and_stamp(path: Path, first: dict) -> tuple[str, str]:
     m = _SAMPLES_RE.match(path.name)
     if m:
         return m.group("task"), m.group("stamp")
-    stem = path.name[:-len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
-    return (stem[len("samples_"):] if stem.startswith("samples_") else stem), ""
+    stem = path.name[: -len(".jsonl")] if path.name.endswith(".jsonl") else path.stem
+    return (stem[len("samples_") :] if stem.startswith("samples_") else stem), ""
 
 
 def _model_name(path: Path) -> str:
@@ -100,12 +113,17 @@ def _metric_name(rec: dict, wanted: str | None, where: str) -> str:
     raise ValueError(f"{where}: no per-sample metric found; name one with --score")
 
 
-def load_lm_eval(path: Path, *, score: str | None = None, model: str | None = None,
-                 filter_name: str | None = None) -> LoadedData:
+def load_lm_eval(
+    path: Path,
+    *,
+    score: str | None = None,
+    model: str | None = None,
+    filter_name: str | None = None,
+) -> LoadedData:
     """Read lm-eval ``samples_*.jsonl`` file(s) (a file or a folder searched
     recursively). ``score`` names the metric; ``model`` overrides the model name."""
     files = sample_files(path)
-    rows: list[tuple[str, str, str, float]] = []   # prompt, model, task, score
+    rows: list[tuple[str, str, str, float]] = []  # prompt, model, task, score
     count_rows: list[tuple[str, str, str, int, int]] = []
     runs: dict[tuple[str, str], int] = {}
     notes: list[str] = []
@@ -143,8 +161,11 @@ def load_lm_eval(path: Path, *, score: str | None = None, model: str | None = No
             value = r[metric]
             prompt = f"{task}/{r['doc_id']}"
             resps = r.get("resps")
-            n_rep = len(resps[0]) if (isinstance(resps, list) and resps
-                                      and isinstance(resps[0], list)) else 1
+            n_rep = (
+                len(resps[0])
+                if (isinstance(resps, list) and resps and isinstance(resps[0], list))
+                else 1
+            )
             if isinstance(value, list):
                 for v in value:
                     rows.append((prompt, mname, task, score_value(v, where)))
@@ -152,37 +173,62 @@ def load_lm_eval(path: Path, *, score: str | None = None, model: str | None = No
                 v = score_value(value, where)
                 k = int(round(v * n_rep))
                 if abs(k - v * n_rep) > 1e-6:
-                    raise ValueError(f"{where}: {metric} = {v} is not a multiple of "
-                                     f"1/{n_rep} ({n_rep} repeats)")
+                    raise ValueError(
+                        f"{where}: {metric} = {v} is not a multiple of "
+                        f"1/{n_rep} ({n_rep} repeats)"
+                    )
                 count_rows.append((prompt, mname, task, k, n_rep))
             else:
                 rows.append((prompt, mname, task, score_value(value, where)))
-    notes.append(f"{len(files)} lm-eval samples file(s); metric "
-                 f"{', '.join(sorted(metrics_used))}")
+    notes.append(
+        f"{len(files)} lm-eval samples file(s); metric "
+        f"{', '.join(sorted(metrics_used))}"
+    )
     if filters_used:
-        notes.append("filter used per task: " + ", ".join(
-            f"{t}={v}" for t, v in sorted(filters_used.items())))
+        notes.append(
+            "filter used per task: "
+            + ", ".join(f"{t}={v}" for t, v in sorted(filters_used.items()))
+        )
     if any(n > 1 for n in runs.values()):
         notes.append("several runs of the same (model, task): each run is a generation")
     long = pd.DataFrame(rows, columns=[PROMPT, MODEL, BENCH, SCORE])
     if count_rows:
-        notes.append("pass@1 over repeats read as counts: round(pass@1 x repeats) of "
-                     "repeats")
+        notes.append(
+            "pass@1 over repeats read as counts: round(pass@1 x repeats) of repeats"
+        )
         counts = pd.DataFrame(count_rows, columns=[PROMPT, MODEL, BENCH, SUCC, NDRAWS])
         if len(long):
             if not set(np.unique(long[SCORE])) <= {0.0, 1.0}:
                 raise ValueError(f"{path}: cannot mix graded scores with pass@1 counts")
-            extra = (long.groupby([PROMPT, MODEL, BENCH], sort=False)[SCORE]
-                     .agg(["sum", "size"]).reset_index()
-                     .rename(columns={"sum": SUCC, "size": NDRAWS}))
+            extra = (
+                long.groupby([PROMPT, MODEL, BENCH], sort=False)[SCORE]
+                .agg(["sum", "size"])
+                .reset_index()
+                .rename(columns={"sum": SUCC, "size": NDRAWS})
+            )
             counts = pd.concat([counts, extra], ignore_index=True)
-        counts = (counts.groupby([PROMPT, MODEL, BENCH], sort=False)[[SUCC, NDRAWS]]
-                  .sum().reset_index())
-        return finish(counts, fmt="lm-eval", source=str(path), notes=notes,
-                      cost_source=None, counts=True,
-                      columns={"score": ", ".join(sorted(metrics_used))})
+        counts = (
+            counts.groupby([PROMPT, MODEL, BENCH], sort=False)[[SUCC, NDRAWS]]
+            .sum()
+            .reset_index()
+        )
+        return finish(
+            counts,
+            fmt="lm-eval",
+            source=str(path),
+            notes=notes,
+            cost_source=None,
+            counts=True,
+            columns={"score": ", ".join(sorted(metrics_used))},
+        )
     if len(long) == 0:
         raise ValueError(f"{path}: no samples found")
     long[GEN] = long.groupby([PROMPT, MODEL], sort=False).cumcount()
-    return finish(long, fmt="lm-eval", source=str(path), notes=notes,
-                  cost_source=None, columns={"score": ", ".join(sorted(metrics_used))})
+    return finish(
+        long,
+        fmt="lm-eval",
+        source=str(path),
+        notes=notes,
+        cost_source=None,
+        columns={"score": ", ".join(sorted(metrics_used))},
+    )

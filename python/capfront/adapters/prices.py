@@ -22,10 +22,22 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-_INPUT_NAMES = ("input_per_million", "input", "input_price", "prompt",
-                "prompt_per_million", "input_usd_per_million")
-_OUTPUT_NAMES = ("output_per_million", "output", "output_price", "completion",
-                 "completion_per_million", "output_usd_per_million")
+_INPUT_NAMES = (
+    "input_per_million",
+    "input",
+    "input_price",
+    "prompt",
+    "prompt_per_million",
+    "input_usd_per_million",
+)
+_OUTPUT_NAMES = (
+    "output_per_million",
+    "output",
+    "output_price",
+    "completion",
+    "completion_per_million",
+    "output_usd_per_million",
+)
 
 PriceTable = dict[str, tuple[float, float]]
 
@@ -76,15 +88,19 @@ def read_prices(path: str | Path) -> PriceTable:
                     f"{name}: model {model!r}: expected {{'input': x, 'output': y}} "
                     f"or [x, y], got {value!r}"
                 )
-            table[str(model)] = (_check_price(name, model, inp, "input"),
-                                 _check_price(name, model, out, "output"))
+            table[str(model)] = (
+                _check_price(name, model, inp, "input"),
+                _check_price(name, model, out, "output"),
+            )
         return table
     sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
     frame = pd.read_csv(path, sep=sep)
     cols = {c.lower().strip(): c for c in frame.columns}
     if "model" not in cols:
-        raise ValueError(f"{name}: the price table needs a 'model' column; it has "
-                         f"{list(frame.columns)}")
+        raise ValueError(
+            f"{name}: the price table needs a 'model' column; it has "
+            f"{list(frame.columns)}"
+        )
     inp_col = next((cols[k] for k in _INPUT_NAMES if k in cols), None)
     out_col = next((cols[k] for k in _OUTPUT_NAMES if k in cols), None)
     if inp_col is None or out_col is None:
@@ -93,12 +109,15 @@ def read_prices(path: str | Path) -> PriceTable:
             f"'input_per_million', 'output_per_million'); it has {list(frame.columns)}"
         )
     table = {}
-    for model, inp, out in zip(frame[cols["model"]].astype(str), frame[inp_col],
-                               frame[out_col], strict=True):
+    for model, inp, out in zip(
+        frame[cols["model"]].astype(str), frame[inp_col], frame[out_col], strict=True
+    ):
         if model in table:
             raise ValueError(f"{name}: model {model!r} is listed twice")
-        table[model] = (_check_price(name, model, inp, "input"),
-                        _check_price(name, model, out, "output"))
+        table[model] = (
+            _check_price(name, model, inp, "input"),
+            _check_price(name, model, out, "output"),
+        )
     if not table:
         raise ValueError(f"{name}: the price table is empty")
     return table
@@ -129,7 +148,8 @@ def token_cost(
     tokens = []
     for values, what in ((input_tokens, "input"), (output_tokens, "output")):
         arr = pd.to_numeric(pd.Series(np.asarray(values)), errors="coerce").to_numpy(
-            dtype=np.float64)
+            dtype=np.float64
+        )
         bad = ~np.isfinite(arr) | (arr < 0)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])

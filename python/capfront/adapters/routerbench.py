@@ -20,21 +20,28 @@ from ._common import BENCH, COST, MODEL, PROMPT, SCORE, LoadedData, finish
 COST_SUFFIX = "|total_cost"
 
 
-def load_routerbench(path: Path, *, prompt: str | None = None,
-                     benchmark: str | None = None) -> LoadedData:
+def load_routerbench(
+    path: Path, *, prompt: str | None = None, benchmark: str | None = None
+) -> LoadedData:
     source = str(path)
     try:
         wide = pd.read_pickle(path)
     except Exception as err:  # unpickling raises many types
         raise ValueError(f"{source}: not a readable pandas pickle ({err})") from None
     if not isinstance(wide, pd.DataFrame):
-        raise ValueError(f"{source}: expected a pickled pandas DataFrame, got "
-                         f"{type(wide).__name__}")
-    models = [c[:-len(COST_SUFFIX)] for c in map(str, wide.columns)
-              if c.endswith(COST_SUFFIX) and c[:-len(COST_SUFFIX)] in wide.columns]
+        raise ValueError(
+            f"{source}: expected a pickled pandas DataFrame, got {type(wide).__name__}"
+        )
+    models = [
+        c[: -len(COST_SUFFIX)]
+        for c in map(str, wide.columns)
+        if c.endswith(COST_SUFFIX) and c[: -len(COST_SUFFIX)] in wide.columns
+    ]
     if not models:
-        raise ValueError(f"{source}: no '<model>' + '<model>|total_cost' column pairs "
-                         "(not a RouterBench table)")
+        raise ValueError(
+            f"{source}: no '<model>' + '<model>|total_cost' column pairs "
+            "(not a RouterBench table)"
+        )
     prompt = prompt or "sample_id"
     if prompt not in wide.columns:
         raise ValueError(f"{source}: no prompt id column {prompt!r}")
@@ -44,10 +51,14 @@ def load_routerbench(path: Path, *, prompt: str | None = None,
         raise ValueError(f"{source}: no benchmark column {benchmark!r}")
     parts = []
     for m in models:
-        part = pd.DataFrame({PROMPT: wide[prompt].to_numpy(), MODEL: m,
-                             SCORE: pd.to_numeric(wide[m], errors="coerce").to_numpy(),
-                             COST: pd.to_numeric(wide[m + COST_SUFFIX],
-                                                 errors="coerce").to_numpy()})
+        part = pd.DataFrame(
+            {
+                PROMPT: wide[prompt].to_numpy(),
+                MODEL: m,
+                SCORE: pd.to_numeric(wide[m], errors="coerce").to_numpy(),
+                COST: pd.to_numeric(wide[m + COST_SUFFIX], errors="coerce").to_numpy(),
+            }
+        )
         if benchmark is not None:
             part[BENCH] = wide[benchmark].to_numpy()
         bad = wide[m].notna() & part[SCORE].isna().to_numpy()
@@ -60,12 +71,18 @@ def load_routerbench(path: Path, *, prompt: str | None = None,
         first = frame.loc[missing_cost, MODEL].iloc[0]
         raise ValueError(
             f"{source}: column {first + COST_SUFFIX!r} has missing costs where the "
-            f"score is present ({int(missing_cost.sum())} cell(s))")
+            f"score is present ({int(missing_cost.sum())} cell(s))"
+        )
     notes = [f"RouterBench wide table: {len(models)} models, one generation per cell"]
     columns = {"prompt": prompt, "score": "<model>", "cost": "<model>|total_cost"}
     if benchmark is not None:
         columns["benchmark"] = benchmark
         notes.append(f"benchmark labels from column {benchmark!r}")
-    return finish(frame, fmt="routerbench", source=source, notes=notes,
-                  cost_source="column '<model>|total_cost' (US dollars)",
-                  columns=columns)
+    return finish(
+        frame,
+        fmt="routerbench",
+        source=source,
+        notes=notes,
+        cost_source="column '<model>|total_cost' (US dollars)",
+        columns=columns,
+    )

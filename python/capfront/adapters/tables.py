@@ -19,8 +19,16 @@ from .prices import PriceTable
 
 #: candidate column names per role, first match wins
 ALIASES: dict[str, tuple[str, ...]] = {
-    "prompt": ("prompt_id", "question_id", "sample_id", "instance_id", "task_id",
-               "doc_id", "id", "prompt"),
+    "prompt": (
+        "prompt_id",
+        "question_id",
+        "sample_id",
+        "instance_id",
+        "task_id",
+        "doc_id",
+        "id",
+        "prompt",
+    ),
     "model": ("model", "model_name", "model_id", "llm"),
     "score": ("score", "correct", "is_correct", "reward", "passed", "resolved"),
     "generation": ("generation", "trial", "epoch", "repeat", "draw", "seed"),
@@ -36,8 +44,9 @@ ALIASES: dict[str, tuple[str, ...]] = {
 TABLE_FORMATS = ("csv", "tsv", "parquet", "jsonl", "json")
 
 
-def _pick(frame: pd.DataFrame, role: str, given: str | None, source: str,
-          required: bool) -> str | None:
+def _pick(
+    frame: pd.DataFrame, role: str, given: str | None, source: str, required: bool
+) -> str | None:
     if given is not None:
         if given not in frame.columns:
             raise ValueError(
@@ -64,8 +73,10 @@ def table_format(path: Path) -> str:
 def read_frame(path: Path, fmt: str | None = None) -> pd.DataFrame:
     fmt = fmt or table_format(path)
     if fmt not in TABLE_FORMATS:
-        raise ValueError(f"{path}: cannot tell the table format from the suffix "
-                         f"{path.suffix!r}; give --format")
+        raise ValueError(
+            f"{path}: cannot tell the table format from the suffix "
+            f"{path.suffix!r}; give --format"
+        )
     try:
         return read_table(path, format=fmt)
     except (ValueError, OSError) as err:
@@ -75,8 +86,14 @@ def read_frame(path: Path, fmt: str | None = None) -> pd.DataFrame:
         raise ValueError(msg) from None
 
 
-def _attach_truth(results: EvalResults, frame: pd.DataFrame, prompt: str, model: str,
-                  column: str, source: str) -> None:
+def _attach_truth(
+    results: EvalResults,
+    frame: pd.DataFrame,
+    prompt: str,
+    model: str,
+    column: str,
+    source: str,
+) -> None:
     """Simulated data written by ``capfront simulate`` carries each cell's true
     success probability; keep it so the report can show the true oracle."""
     p_pos = {str(p): i for i, p in enumerate(results.prompts)}
@@ -86,7 +103,8 @@ def _attach_truth(results: EvalResults, frame: pd.DataFrame, prompt: str, model:
     ii = rows[prompt].astype(str).map(p_pos).to_numpy()
     jj = rows[model].astype(str).map(m_pos).to_numpy()
     truth[ii.astype(int), jj.astype(int)] = pd.to_numeric(
-        rows[column], errors="coerce").to_numpy(dtype=np.float64)
+        rows[column], errors="coerce"
+    ).to_numpy(dtype=np.float64)
     if np.isnan(truth[results.observed]).any():
         raise ValueError(f"{source}: column {column!r} has missing values")
     results.truth_p = truth
@@ -113,9 +131,11 @@ def load_table(
     shown_fmt = fmt or table_format(path)
     if counts is None:
         counts = fmt == "counts" or (
-            score is None and _pick(frame, "score", None, source, False) is None
+            score is None
+            and _pick(frame, "score", None, source, False) is None
             and _pick(frame, "successes", None, source, False) is not None
-            and _pick(frame, "n_draws", None, source, False) is not None)
+            and _pick(frame, "n_draws", None, source, False) is not None
+        )
     notes: list[str] = []
     used: dict[str, str] = {}
     cols: dict[str, str | None] = {
@@ -131,8 +151,9 @@ def load_table(
         cols["successes"] = _pick(frame, "successes", score, source, True)
         cols["n_draws"] = _pick(frame, "n_draws", None, source, True)
         if generation is not None:
-            raise ValueError(f"{source}: a count table has no generation column; "
-                             "drop --generation")
+            raise ValueError(
+                f"{source}: a count table has no generation column; drop --generation"
+            )
     else:
         cols["score"] = _pick(frame, "score", score, source, True)
         cols["generation"] = _pick(frame, "generation", generation, source, False)
@@ -141,12 +162,20 @@ def load_table(
     cost_source = None
     if prices is not None:
         if cost is not None:
-            raise ValueError(f"{source}: give either --cost (a cost column) or "
-                             "--prices (price tokens), not both")
+            raise ValueError(
+                f"{source}: give either --cost (a cost column) or "
+                "--prices (price tokens), not both"
+            )
         in_col = _pick(frame, "input_tokens", None, source, True)
         out_col = _pick(frame, "output_tokens", None, source, True)
-        frame = apply_prices(frame, prices, source, model_col=str(cols["model"]),
-                             in_col=str(in_col), out_col=str(out_col))
+        frame = apply_prices(
+            frame,
+            prices,
+            source,
+            model_col=str(cols["model"]),
+            in_col=str(in_col),
+            out_col=str(out_col),
+        )
         cols["cost"] = COST
         used["input_tokens"], used["output_tokens"] = str(in_col), str(out_col)
         cost_source = f"token counts ({in_col}, {out_col}) x price table"
@@ -154,11 +183,17 @@ def load_table(
         cost_source = f"column {cols['cost']!r}"
     for role, given in (("cost", cost), ("latency", latency)):
         col = cols[role]
-        if given is None and col is not None and col != COST and (
-                frame[col].isna().any()):
-            notes.append(f"column {col!r} has {int(frame[col].isna().sum())} missing "
-                         f"value(s): no {role} axis (name it with --{role} to make "
-                         "this an error)")
+        if (
+            given is None
+            and col is not None
+            and col != COST
+            and (frame[col].isna().any())
+        ):
+            notes.append(
+                f"column {col!r} has {int(frame[col].isna().sum())} missing "
+                f"value(s): no {role} axis (name it with --{role} to make "
+                "this an error)"
+            )
             cols[role] = None
             if role == "cost":
                 cost_source = None
@@ -172,23 +207,49 @@ def load_table(
     try:
         if counts:
             results = from_count_frame(
-                frame, prompt=str(cols["prompt"]), model=str(cols["model"]),
-                successes=str(cols["successes"]), n_draws=str(cols["n_draws"]),
-                cost=cols["cost"], latency=cols["latency"],
-                benchmark=cols["benchmark"], topic=cols["topic"])
+                frame,
+                prompt=str(cols["prompt"]),
+                model=str(cols["model"]),
+                successes=str(cols["successes"]),
+                n_draws=str(cols["n_draws"]),
+                cost=cols["cost"],
+                latency=cols["latency"],
+                benchmark=cols["benchmark"],
+                topic=cols["topic"],
+            )
         else:
             results = from_frame(
-                frame, prompt=str(cols["prompt"]), model=str(cols["model"]),
-                score=str(cols["score"]), generation=cols["generation"],
-                cost=cols["cost"], latency=cols["latency"],
-                benchmark=cols["benchmark"], topic=cols["topic"])
+                frame,
+                prompt=str(cols["prompt"]),
+                model=str(cols["model"]),
+                score=str(cols["score"]),
+                generation=cols["generation"],
+                cost=cols["cost"],
+                latency=cols["latency"],
+                benchmark=cols["benchmark"],
+                topic=cols["topic"],
+            )
     except ValueError as err:
         raise ValueError(f"{source}: {err}") from None
-    loaded = LoadedData(results, shown_fmt, source, used, notes,
-                        cost_source if cols["cost"] is not None else None)
+    loaded = LoadedData(
+        results,
+        shown_fmt,
+        source,
+        used,
+        notes,
+        cost_source if cols["cost"] is not None else None,
+    )
     if "truth_p" in frame.columns:
-        _attach_truth(loaded.results, frame, str(cols["prompt"]), str(cols["model"]),
-                      "truth_p", source)
-        notes.append("column 'truth_p' holds each cell's true success probability "
-                     "(simulated data): the true oracle is known")
+        _attach_truth(
+            loaded.results,
+            frame,
+            str(cols["prompt"]),
+            str(cols["model"]),
+            "truth_p",
+            source,
+        )
+        notes.append(
+            "column 'truth_p' holds each cell's true success probability "
+            "(simulated data): the true oracle is known"
+        )
     return loaded
