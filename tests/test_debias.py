@@ -339,3 +339,38 @@ def test_pgm_subsample_warm_start(monkeypatch, sim):
     warm = decompose_counts(S, sim.n_draws, "pgm", topic=topic)
     assert warm.estimate() == pytest.approx(full, abs=2e-3)
     assert warm.diagnostics["converged"]
+
+
+def test_audit_warm_start_tolerance_matches_previous_settings(monkeypatch):
+    # the audit's speed-ups (EM stopped by a tolerance, skipping difficulty grid
+    # points with posterior mass < 1e-4, cached posterior tables) must not change
+    # what it measures: compare with the previous settings (5 EM iterations at
+    # tol 1e-6, min_resp 1e-6) on the same simulated data sets
+    import importlib
+
+    audit_mod = importlib.import_module("capfront.debias.audit")
+    res = cf.simulate(600, 5, 10, n_topics=2, seed=11, as_counts=True)
+    fast = cf.audit(res, n_sims=8, seed=3)
+    monkeypatch.setattr(audit_mod, "AUDIT_MIN_RESP", 1e-6)
+    slow = cf.audit(res, n_sims=8, seed=3, pgm_tol=1e-6)
+    assert fast.recommended == slow.recommended
+    assert fast.truth_population == slow.truth_population
+    others = [m for m in fast.table.index if m != "pgm"]
+    assert fast.table.loc[others].equals(slow.table.loc[others])
+    a, b = fast.table.loc["pgm"], slow.table.loc["pgm"]
+    sd = float(b["sd"])
+    assert abs(a["bias"] - b["bias"]) < 0.1 * sd
+    assert abs(a["rmse"] - b["rmse"]) < 0.1 * sd
+    assert abs(a["mean_se"] - b["mean_se"]) < 0.02 * b["mean_se"]
+    assert abs(a["coverage"] - b["coverage"]) <= 1 / 8
+    est_f = fast.estimates["estimates"]["pgm"]
+    est_s = slow.estimates["estimates"]["pgm"]
+    assert np.abs(est_f - est_s).max() < 0.1 * sd
+    # the cached posterior tables are the ones a fresh computation gives
+    tables = fast.fit.tables
+    cdf, mean = tables.posterior(fast.fit.family, fast.fit.scale)
+    assert tables.posterior(fast.fit.family, fast.fit.scale)[0] is cdf
+    cdf2, mean2 = tables._posterior(fast.fit.family, fast.fit.scale)
+    assert np.array_equal(cdf, cdf2) and np.array_equal(mean, mean2)
+    with pytest.raises(ValueError, match="pgm_tol"):
+        cf.audit(res, n_sims=2, pgm_tol=-1.0)

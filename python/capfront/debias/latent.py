@@ -104,6 +104,7 @@ class Tables:
             lik.append(np.exp(logc + s * lp[None] + (g - s) * lq[None]))
         self.lik = np.concatenate(lik, axis=0)  # (R, n_t)
         self._logh: dict[tuple[str, float], np.ndarray] = {}
+        self._post: dict[tuple[str, float], tuple[np.ndarray, np.ndarray]] = {}
 
     def logh(self, family: str, scale: float) -> np.ndarray:
         """``log h(row, eta_e)``: log marginal probability of the cell's count."""
@@ -117,7 +118,20 @@ class Tables:
 
     def posterior(self, family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
         """Posterior CDF of ``p`` on ``X_GRID`` ``(R, n_eta, len(X_GRID))`` and
-        posterior mean ``(R, n_eta)`` of a cell given its count and ``eta``."""
+        posterior mean ``(R, n_eta)`` of a cell given its count and ``eta``.
+
+        Cached per ``(family, scale)`` (a few entries, about 64 MB at most): the
+        audit's refits mostly land on the same scale. Callers must not modify the
+        returned arrays."""
+        key = (family, round(float(scale), 10))
+        if key not in self._post:
+            size = sum(c.nbytes + m.nbytes for c, m in self._post.values())
+            if len(self._post) >= 4 or size > 2**26:
+                self._post.clear()
+            self._post[key] = self._posterior(family, scale)
+        return self._post[key]
+
+    def _posterior(self, family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
         mix = _mixing(family, scale)
         h = np.maximum(_matmul(self.lik, mix), 1e-300)
         p_t = expit(T_GRID)
@@ -493,7 +507,9 @@ def posterior_max(
     fit: LatentFit, backend: str | None = None, min_resp: float = 1e-6
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per prompt ``E_post[max_l p]``, ``E_post[(max_l p)^2]`` and per cell
-    ``E_post[p]`` ``(N, L)`` under the fit (hyperparameters fixed)."""
+    ``E_post[p]`` ``(N, L)`` under the fit (hyperparameters fixed). Difficulty grid
+    points whose posterior mass is below ``min_resp`` are skipped and the rest
+    renormalised."""
     name = resolve_backend(backend)
     cdf, mean = fit.tables.posterior(fit.family, fit.scale)
     idx, wt = _eta_index(fit.theta)
@@ -524,10 +540,13 @@ def pgm_decomposition(
     max_iter: int = 200,
     tol: float = 1e-6,
     topics: list | None = None,
+    min_resp: float = 1e-6,
 ) -> Decomposition:
     """``O_pgm = mean_n E_post[max_l p[n, l]]``; the per-prompt values are the
     posterior expected maxima with the hyperparameters held at their fit (a
-    bootstrap over prompts therefore ignores their estimation error)."""
+    bootstrap over prompts therefore ignores their estimation error). ``min_resp``:
+    difficulty grid points with less posterior mass are skipped in the posterior
+    maximum (see :func:`posterior_max`)."""
     fit = fit_latent(
         S,
         G,
@@ -540,7 +559,7 @@ def pgm_decomposition(
         tol=tol,
         topics=topics,
     )
-    emax, emax2, pmean = posterior_max(fit, backend)
+    emax, emax2, pmean = posterior_max(fit, backend, min_resp=min_resp)
     posterior_sd = float(np.sqrt(np.maximum(emax2 - emax**2, 0).sum()) / len(emax))
     diag = {
         "linear": True,
