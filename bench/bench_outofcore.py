@@ -63,10 +63,13 @@ def parquet_table(tmp_path_factory):
 
 def _child_peak_mb(code: str) -> dict:
     """Run code in a fresh interpreter; report its result and peak RSS."""
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork + exec, so a child
+    # of a big pytest process would report the parent's peak.
     script = textwrap.dedent(code) + textwrap.dedent("""
-        import resource, json, time
-        print(json.dumps({"peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-                          / 1024, **out}))
+        import json, re
+        status = open("/proc/self/status").read()
+        peak = int(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1)) / 1024
+        print(json.dumps({"peak_mb": peak, **out}))
     """)
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True

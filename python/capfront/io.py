@@ -126,25 +126,27 @@ def _dense_from_frame(
     m_codes, m_labels = pd.factorize(df[model], sort=False)
     if (p_codes < 0).any() or (m_codes < 0).any():
         raise ValueError(f"columns {prompt!r} and {model!r} must not be empty/NaN")
+    # One int64 key per row, sorted once: cells contiguous, generations in order.
+    cell_key = p_codes.astype(np.int64) * len(m_labels) + m_codes
     if generation is not None:
         gen = df[generation]
         if gen.isna().any():
             raise ValueError(f"column {generation!r} has missing values")
-        g_codes, _ = pd.factorize(gen, sort=True)
-        key = pd.DataFrame({"p": p_codes, "m": m_codes, "g": g_codes})
-        dup = key.duplicated()
-        if dup.any():
-            i = int(np.flatnonzero(dup.to_numpy())[0])
+        g_codes, g_labels = pd.factorize(gen, sort=True)
+        full_key = cell_key * len(g_labels) + g_codes
+        order = np.argsort(full_key, kind="stable")
+        same = np.flatnonzero(np.diff(full_key[order]) == 0)
+        if same.size:
+            i = int(order[same[0] + 1])
             raise ValueError(
                 f"duplicate rows for (prompt, model, generation) = "
                 f"({df[prompt].iloc[i]!r}, {df[model].iloc[i]!r}, "
-                f"{df[generation].iloc[i]!r}); {int(dup.sum())} duplicate row(s) in all"
+                f"{df[generation].iloc[i]!r}); {same.size} duplicate row(s) in all"
             )
-        order = np.lexsort((g_codes, m_codes, p_codes))
     else:
-        order = np.lexsort((m_codes, p_codes))
+        order = np.argsort(cell_key, kind="stable")
     # position of each row within its (prompt, model) cell, generations in order
-    cell = p_codes[order].astype(np.int64) * len(m_labels) + m_codes[order]
+    cell = cell_key[order]
     starts = np.r_[0, np.flatnonzero(np.diff(cell)) + 1]
     run = np.repeat(starts, np.diff(np.r_[starts, len(cell)]))
     pos = np.empty(len(df), dtype=np.int64)
@@ -349,9 +351,18 @@ def iter_table(
         raise ValueError("chunk_rows must be >= 1")
     fmt = (format or path.suffix.lstrip(".")).lower()
     if fmt in ("parquet", "pq"):
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=chunk_rows):
+        schema = pq.read_schema(path)
+        strings = [
+            f.name
+            for f in schema
+            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+        ]
+        # string columns as dictionaries -> pandas categoricals: cheap to factorize
+        table = pq.ParquetFile(path, read_dictionary=strings)
+        for batch in table.iter_batches(batch_size=chunk_rows):
             yield batch.to_pandas()
     elif fmt in ("csv", "tsv", "txt"):
         yield from pd.read_csv(
