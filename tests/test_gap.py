@@ -82,3 +82,32 @@ def test_bad_input(data):
     one = cf.EvalResults.from_counts(np.array([[1, 0], [0, 1]]), 1)
     with pytest.raises(ValueError, match="at least 2 draws"):
         cf.gap_decomposition(one)
+
+
+def test_bootstrap_bound_uses_the_engine_and_agrees_with_normal_bound():
+    res = cf.simulate(1500, 5, 24, n_topics=3, seed=11)
+    normal = cf.gap_decomposition(res, clusters=None)
+    boot = cf.gap_decomposition(res, bound="bootstrap", n_resamples=1000)
+    assert "bootstrap" in boot.bound_method
+    assert boot.o_repro_crossfit == normal.o_repro_crossfit
+    se = (normal.o_repro_crossfit - normal.o_repro_lower) / 1.6449
+    assert abs(boot.o_repro_lower - normal.o_repro_lower) < 0.25 * se
+    assert boot.o_repro_lower < boot.o_repro_crossfit
+    assert boot.delta_upper > boot.delta_crossfit
+    with pytest.raises(ValueError, match="bound must be"):
+        cf.gap_decomposition(res, bound="exact")
+
+
+def test_per_prompt_statistic_matches_builtin_replicates():
+    from capfront.bootstrap import PerPrompt
+
+    res = cf.simulate(800, 4, 10, seed=2)
+    values = np.nanmax(res.p_hat, axis=1)
+    a = cf.bootstrap(
+        res, PerPrompt(values), n_resamples=300, seed=3, keep_replicates=True
+    )
+    b = cf.bootstrap(res, "naive_oracle", n_resamples=300, seed=3, keep_replicates=True)
+    np.testing.assert_allclose(a.replicates, b.replicates, rtol=0, atol=1e-12)
+    assert a.estimate == pytest.approx(values.mean())
+    with pytest.raises(ValueError, match="two_level"):
+        cf.bootstrap(res, PerPrompt(values), two_level=True, n_resamples=10)

@@ -696,12 +696,25 @@ def _debias_plan(results: EvalResults, name: str, strata: _Strata) -> _Linear:
         ) from None
     dec = decomposition(results, name)
     values, fin = dec
+    diag = getattr(dec, "diagnostics", {}) or {}
+    return _values_plan(results, values, fin, strata, name, diag)
+
+
+def _values_plan(
+    results: EvalResults,
+    values: Any,
+    fin: Callable[[np.ndarray], float],
+    strata: _Strata,
+    name: str,
+    diag: dict[str, Any] | None = None,
+) -> _Linear:
+    """Plan of a decomposable statistic ``fin(mean_n values[n])``."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim == 1:
         values = values[:, None]
     if values.ndim != 2 or values.shape[0] != results.n_prompts:
         raise ValueError(
-            f"decomposition({name!r}) returned values shaped {values.shape}, expected "
+            f"{name}: per-prompt values shaped {values.shape}, expected "
             f"({results.n_prompts}, K)"
         )
     order = None if strata.identity else strata.order
@@ -713,13 +726,26 @@ def _debias_plan(results: EvalResults, name: str, strata: _Strata) -> _Linear:
     def finalize(m: np.ndarray) -> np.ndarray:
         return np.array([float(fin(row)) for row in m])
 
-    diag = getattr(dec, "diagnostics", {}) or {}
+    diag = diag or {}
     grad = None
     if diag.get("linear"):
         grad = np.asarray(diag.get("grad", np.ones(values.shape[1])), dtype=np.float64)
     plan = cols.build(finalize, grad)
     plan.estimate = float(fin(values.mean(axis=0)))
     return plan
+
+
+@dataclass(frozen=True)
+class PerPrompt:
+    """A decomposable statistic given directly: ``finalize(mean_n values[n])`` with
+    ``values`` shaped ``(N,)`` or ``(N, K)`` (default finalize: the mean of the
+    single column). Pass it as ``statistic`` to :func:`bootstrap` to resample
+    prompts on the fast streaming path."""
+
+    values: np.ndarray
+    finalize: Callable[[np.ndarray], float] | None = None
+    name: str = "per_prompt"
+    linear: bool = False
 
 
 def _frontier_plan(results: EvalResults, name: str) -> _Weighted:
@@ -829,6 +855,17 @@ def _resampled(
 def _plan(
     results: EvalResults, statistic: Any, strata: _Strata, two_level: bool
 ) -> tuple[str, _Linear | _Weighted | _Resampled]:
+    if isinstance(statistic, PerPrompt):
+        if two_level:
+            raise ValueError(
+                "two_level=True needs a statistic computed from the counts; "
+                "PerPrompt values are fixed"
+            )
+        fin = statistic.finalize or (lambda m: float(m[0]))
+        diag = {"linear": statistic.finalize is None or statistic.linear}
+        return statistic.name, _values_plan(
+            results, statistic.values, fin, strata, statistic.name, diag
+        )
     if callable(statistic):
         name = getattr(statistic, "__name__", "callable")
         return name, _Resampled(statistic, float(statistic(results)))

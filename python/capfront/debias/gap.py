@@ -108,6 +108,9 @@ def gap_decomposition(
     level: float = 0.95,
     clusters: np.ndarray | str | None = "auto",
     backend: str | None = None,
+    bound: str = "normal",
+    n_resamples: int = 2000,
+    seed: int = 0,
 ) -> GapDecomposition:
     """Decompose the router-to-oracle gap (SPEC 5): ``O_exp = O_repro + Delta``.
 
@@ -131,6 +134,8 @@ def gap_decomposition(
 
     if not 0.5 < level < 1:
         raise ValueError("level must lie in (0.5, 1)")
+    if bound not in ("normal", "bootstrap"):
+        raise ValueError(f"bound must be 'normal' or 'bootstrap', got {bound!r}")
     S, G = counts(results, "gap_decomposition")
     if int(G[G > 0].min()) < 2:
         raise ValueError("gap_decomposition needs at least 2 draws per cell")
@@ -158,6 +163,25 @@ def gap_decomposition(
             f"the data has {int(G[obs].min())}"
         )
         n_cl = S.shape[0]
+    elif bound == "bootstrap":
+        from ..bootstrap import PerPrompt, bootstrap
+
+        two_sided = 2.0 * level - 1.0
+        common = {"level": two_sided, "n_resamples": n_resamples, "seed": seed}
+        lower = float(
+            bootstrap(results, PerPrompt(cf, name="o_repro_crossfit"), **common).ci[0]
+        )
+        upper = float(
+            bootstrap(
+                results, PerPrompt(union - cf, name="delta_crossfit"), **common
+            ).ci[1]
+        )
+        n_cl = S.shape[0]
+        method = (
+            f"one-sided bootstrap percentile bound (capfront.bootstrap, "
+            f"B={n_resamples}, prompts resampled whole)"
+        )
+        label = "bounds from cross-fit (conservative)"
     else:
         se_cf, n_cl = _cluster_se(cf, clusters)
         se_d, _ = _cluster_se(union - cf, clusters)
