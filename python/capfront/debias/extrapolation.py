@@ -103,7 +103,14 @@ def extrapolation_decomposition(
     if lam is not None and not (0 < float(lam) <= 5):
         raise ValueError(f"lam must lie in (0, 5], got {lam}")
     sizes = fit_sizes(min_draws(G), fit_from)
-    rows = curve_rows(S, G, sizes, backend)
+    return decay_decomposition(sizes, curve_rows(S, G, sizes, backend), lam)
+
+
+def decay_decomposition(
+    sizes: np.ndarray, rows: np.ndarray, lam: float | None, **extra: object
+) -> Decomposition:
+    """Per-prompt subsample-curve ``rows`` (N, len(sizes)) with
+    ``finalize = O_inf`` of the decay fit, and the fit's diagnostics."""
 
     def finalize(mean: np.ndarray) -> float:
         return fit_decay(sizes, mean, lam)[0]
@@ -116,6 +123,7 @@ def extrapolation_decomposition(
         "sizes": sizes,
         "curve": rows.mean(axis=0),
         "lam_fixed": lam is not None,
+        **extra,
     }
     return Decomposition(rows, finalize, diag)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..results import EvalResults
-from .extrapolation import fit_decay, fit_sizes
+from .extrapolation import decay_decomposition, fit_sizes
 from .result import Decomposition
 
 
@@ -107,21 +107,7 @@ def extrapolation_graded(
         )
     sizes = fit_sizes(gmin, fit_from)
     rows = curve_rows_graded(results, sizes, n_splits=n_splits, seed=seed)
-
-    def finalize(mean: np.ndarray) -> float:
-        return fit_decay(sizes, mean, lam)[0]
-
-    o_inf, a, lam_hat, rss = fit_decay(sizes, rows.mean(axis=0), lam)
-    diag = {
-        "lam": lam_hat,
-        "amplitude": a,
-        "rss": rss,
-        "sizes": sizes,
-        "curve": rows.mean(axis=0),
-        "lam_fixed": lam is not None,
-        "monte_carlo_splits": n_splits,
-    }
-    return Decomposition(rows, finalize, diag)
+    return decay_decomposition(sizes, rows, lam, monte_carlo_splits=n_splits)
 
 
 def jackknife_graded(
