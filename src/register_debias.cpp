@@ -59,9 +59,14 @@ py::array_t<double> crossfit_rows(const carray<std::int64_t>& successes,
     return out;
 }
 
-double pgm_estep(const carray<double>& table, const carray<std::int64_t>& cell_row,
-                 const carray<std::int64_t>& topic, const carray<double>& log_w,
-                 py::array_t<double, py::array::c_style>& resp) {
+// Shapes of the E-step arguments, checked once for both E-step bindings.
+struct EstepDims {
+    std::size_t L, K, R, J, N;
+};
+
+EstepDims check_estep_args(const carray<double>& table, const carray<std::int64_t>& cell_row,
+                           const carray<std::int64_t>& topic, const carray<double>& log_w,
+                           const py::array_t<double, py::array::c_style>& resp) {
     require(table.ndim() == 4, "table must be shaped (L, K, R, J)");
     require(cell_row.ndim() == 2, "cell_row must be shaped (N, L)");
     const auto L = static_cast<std::size_t>(table.shape(0));
@@ -83,6 +88,15 @@ double pgm_estep(const carray<double>& table, const carray<std::int64_t>& cell_r
         require(rows[i] < static_cast<std::int64_t>(R), "cell_row out of range");
     for (std::size_t i = 0; i < N; ++i)
         require(tp[i] >= 0 && tp[i] < static_cast<std::int64_t>(K), "topic out of range");
+    return {L, K, R, J, N};
+}
+
+double pgm_estep(const carray<double>& table, const carray<std::int64_t>& cell_row,
+                 const carray<std::int64_t>& topic, const carray<double>& log_w,
+                 py::array_t<double, py::array::c_style>& resp) {
+    const auto [L, K, R, J, N] = check_estep_args(table, cell_row, topic, log_w, resp);
+    const std::int64_t* rows = cell_row.data();
+    const std::int64_t* tp = topic.data();
     const double* t = table.data();
     const double* lw = log_w.data();
     double* r = resp.mutable_data();
@@ -98,28 +112,10 @@ py::tuple pgm_estep_stats(const carray<double>& table, const carray<std::int64_t
                           const carray<std::int64_t>& topic, const carray<double>& log_w,
                           py::array_t<double, py::array::c_style>& resp,
                           std::int64_t block_rows) {
-    require(table.ndim() == 4, "table must be shaped (L, K, R, J)");
-    require(cell_row.ndim() == 2, "cell_row must be shaped (N, L)");
     require(block_rows >= 1, "block_rows must be >= 1");
-    const auto L = static_cast<std::size_t>(table.shape(0));
-    const auto K = static_cast<std::size_t>(table.shape(1));
-    const auto R = static_cast<std::size_t>(table.shape(2));
-    const auto J = static_cast<std::size_t>(table.shape(3));
-    const auto N = static_cast<std::size_t>(cell_row.shape(0));
-    require(static_cast<std::size_t>(cell_row.shape(1)) == L, "cell_row must have L columns");
-    require(topic.ndim() == 1 && static_cast<std::size_t>(topic.shape(0)) == N,
-            "topic must have N entries");
-    require(log_w.ndim() == 1 && static_cast<std::size_t>(log_w.shape(0)) == J,
-            "log_w must have J entries");
-    require(resp.ndim() == 2 && static_cast<std::size_t>(resp.shape(0)) == N &&
-                static_cast<std::size_t>(resp.shape(1)) == J,
-            "resp must be a writable (N, J) float64 array");
+    const auto [L, K, R, J, N] = check_estep_args(table, cell_row, topic, log_w, resp);
     const std::int64_t* rows = cell_row.data();
     const std::int64_t* tp = topic.data();
-    for (std::size_t i = 0; i < N * L; ++i)
-        require(rows[i] < static_cast<std::int64_t>(R), "cell_row out of range");
-    for (std::size_t i = 0; i < N; ++i)
-        require(tp[i] >= 0 && tp[i] < static_cast<std::int64_t>(K), "topic out of range");
     py::array_t<double> C({static_cast<py::ssize_t>(L), static_cast<py::ssize_t>(K),
                            static_cast<py::ssize_t>(R), static_cast<py::ssize_t>(J)});
     const double* t = table.data();

@@ -474,3 +474,14 @@ def test_a_model_run_on_no_prompt():
     assert cf.best_single(res) == ("model_0", 0.75, 1.0)
     assert cf.naive_oracle(res).value == 0.75
     assert cf.naive_oracle(res, "union").cost == 1.0
+
+
+def test_valid_draws_is_the_mask_or_all_draws():
+    scores = np.zeros((3, 2, 4), dtype=np.uint8)
+    mask = np.ones((3, 2, 4), dtype=bool)
+    mask[0, 1, 2:] = False
+    assert cf.EvalResults.from_arrays(scores).valid_draws.all()
+    np.testing.assert_array_equal(
+        cf.EvalResults.from_arrays(scores, mask=mask).valid_draws, mask
+    )
+    assert cf.EvalResults.from_counts(np.zeros((3, 2)), 4).valid_draws is None

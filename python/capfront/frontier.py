@@ -381,11 +381,7 @@ def _graded_best_of_k(results: EvalResults, K: int) -> np.ndarray:
             "with keep_scores=True)"
         )
     scores = np.asarray(results.scores, dtype=np.float64)
-    valid = (
-        np.ones(scores.shape, dtype=bool)
-        if results.mask is None
-        else np.asarray(results.mask, dtype=bool)
-    )
+    valid = results.valid_draws
     srt = np.sort(np.where(valid, scores, np.inf), axis=2)  # valid ones first
     G = results.n_draws
     out = np.full((*G.shape, K), np.nan)

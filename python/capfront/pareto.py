@@ -133,11 +133,7 @@ def _latency_options(results: EvalResults, posthoc: bool, K: int) -> np.ndarray:
     from scipy.special import comb
 
     draws = np.asarray(results.latency, dtype=np.float64)
-    valid = (
-        np.ones(draws.shape, dtype=bool)
-        if results.mask is None
-        else np.asarray(results.mask, dtype=bool)
-    )
+    valid = results.valid_draws
     srt = np.sort(np.where(valid, draws, np.inf), axis=2)
     G = results.n_draws
     out = np.full((N, L, K), np.nan)

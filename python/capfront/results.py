@@ -254,6 +254,16 @@ class EvalResults:
         return self._stats.n_draws > 0
 
     @property
+    def valid_draws(self) -> np.ndarray | None:
+        """``(N, L, G)`` bool: which raw draws are real (the mask, or all of them);
+        ``None`` when the raw scores are not kept."""
+        if self.scores is None:
+            return None
+        if self.mask is None:
+            return np.ones(np.shape(self.scores), dtype=bool)
+        return np.asarray(self.mask, dtype=bool)
+
+    @property
     def is_complete(self) -> bool:
         return bool(self.observed.all())
 

@@ -23,11 +23,7 @@ def _raw(results: EvalResults, what: str) -> tuple[np.ndarray, np.ndarray]:
             "hold only per-cell sums (build them with keep_scores=True)"
         )
     scores = np.asarray(results.scores, dtype=np.float64)
-    valid = (
-        np.ones(scores.shape, bool)
-        if results.mask is None
-        else np.asarray(results.mask, bool)
-    )
+    valid = results.valid_draws
     return np.where(valid, scores, 0.0), valid
 
 
