@@ -17,4 +17,5 @@ PYBIND11_MODULE(_core, m) {
     register_pareto(m);
     register_bootstrap(m);
     register_debias(m);
+    register_graded(m);
 }
