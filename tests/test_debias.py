@@ -316,7 +316,7 @@ def test_graded_monte_carlo_matches_exact_on_binary():
         ("extrapolation", graded.extrapolation_graded),
     ):
         exact = cf.debiased_oracle(res, m).value
-        mc = f(res, n_splits=48, seed=3).estimate()
+        mc = f(res, n_splits=400, seed=3).estimate()  # extrapolation amplifies MC noise
         assert mc == pytest.approx(exact, abs=0.01), m
         assert (
             f(res, n_splits=4, seed=3).estimate()

@@ -79,6 +79,25 @@ def pgm_emax(
     npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]
 ]: ...
 
+# register_graded.cpp
+def graded_crossfit_rows(
+    scores: npt.NDArray[np.float64],
+    valid: npt.NDArray[np.bool_],
+    prompt_key: npt.NDArray[np.uint32],
+    model_key: npt.NDArray[np.uint32],
+    seed: int,
+    n_splits: int,
+) -> npt.NDArray[np.float64]: ...
+def graded_curve_rows(
+    scores: npt.NDArray[np.float64],
+    valid: npt.NDArray[np.bool_],
+    sizes: npt.NDArray[np.int64],
+    prompt_key: npt.NDArray[np.uint32],
+    model_key: npt.NDArray[np.uint32],
+    seed: int,
+    n_splits: int,
+) -> npt.NDArray[np.float64]: ...
+
 # register_bootstrap.cpp
 def philox_words(
     seed: int, rep: int, stream: int, start: int, count: int

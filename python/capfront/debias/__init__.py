@@ -169,7 +169,7 @@ def _decompose(
         bad = set(options) - set(_OPTIONS[method]) - {"n_splits", "seed"}
         if bad:
             raise ValueError(f"method {method!r} does not take option(s) {sorted(bad)}")
-        return GRADED_MC[method](results, **options)
+        return GRADED_MC[method](results, backend=backend, **options)
     S, G = counts(results, f"method {method!r}")
     topic = None
     topics = None
