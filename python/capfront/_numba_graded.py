@@ -1,10 +1,12 @@
 """Numba kernels of the graded-score Monte Carlo (``cpp/include/capfront/graded.hpp``
 describes the algorithm; :mod:`capfront.debias.graded` holds the NumPy reference).
 
-Each cell's valid draws are shuffled by Fisher-Yates with the words of its own
-Philox4x32-10 stream, counter ``(i // 4, split, prompt_key, model_key)``, so the
-result does not depend on the thread count; prefix sums and all reductions run in
-the same order as the C++ kernel, so the numbers agree bit for bit.
+Each cell's valid draws are shuffled by Fisher-Yates with words of its own
+Philox4x32-10 stream (rep = prompt key, stream = model key; split ``s`` uses words
+``s * stride ..``, ``stride = 4 ceil(m / 4)``), so the result does not depend on
+the thread count; prefix sums and all reductions run in the same order as the C++
+kernel (model by model over chunks of splits, then split by split), so the numbers
+agree bit for bit.
 """
 
 from __future__ import annotations
@@ -12,46 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import njit, prange
+from ._numba_bootstrap import stream_words_nb
 
-_M0 = 0xD2511F53
-_M1 = 0xCD9E8D57
-_W0 = 0x9E3779B9
-_W1 = 0xBB67AE85
-_LO = 0xFFFFFFFF
 _TIE_TOL = 1e-12
 _GRAIN = 16  # prompts per parallel chunk (as in the C++ kernel; results don't care)
-
-
-@njit
-def _cell_words(seed_lo, seed_hi, split, pkey, mkey, m, words):
-    """Words 0..m-1 (rounded up to whole blocks) of the cell's stream."""
-    M0 = np.uint64(_M0)
-    M1 = np.uint64(_M1)
-    mask = np.uint64(_LO)
-    s32 = np.uint64(32)
-    for b in range((m + 3) // 4):
-        x0 = np.uint64(b)
-        x1 = np.uint64(split)
-        x2 = np.uint64(pkey)
-        x3 = np.uint64(mkey)
-        k0 = np.uint64(seed_lo)
-        k1 = np.uint64(seed_hi)
-        for r in range(10):
-            if r > 0:
-                k0 = (k0 + np.uint64(_W0)) & mask
-                k1 = (k1 + np.uint64(_W1)) & mask
-            p0 = M0 * x0
-            p1 = M1 * x2
-            y0 = (p1 >> s32) ^ x1 ^ k0
-            y2 = (p0 >> s32) ^ x3 ^ k1
-            x1 = p1 & mask
-            x3 = p0 & mask
-            x0 = y0
-            x2 = y2
-        words[4 * b] = x0
-        words[4 * b + 1] = x1
-        words[4 * b + 2] = x2
-        words[4 * b + 3] = x3
+_SPLIT_CHUNK = 64  # splits per batch of words (results don't care)
 
 
 @njit
@@ -74,12 +41,13 @@ def _load(scores, valid, n, compact, count):
 
 
 @njit
-def _shuffle_prefix(compact, l, m, seed_lo, seed_hi, split, pkey, mkey, words, a, csum):
+def _shuffle_prefix(compact, l, m, words, w0, a, csum):
+    """Fisher-Yates of model l's m draws with words[w0 + i], then prefix sums."""
     for k in range(m):
         a[k] = compact[l, k]
-    _cell_words(seed_lo, seed_hi, split, pkey, mkey, m, words)
     for i in range(m - 1, 0, -1):
-        j = np.int64((words[i] * np.uint64(i + 1)) >> np.uint64(32))
+        w = np.uint64(words[w0 + i])
+        j = np.int64((w * np.uint64(i + 1)) >> np.uint64(32))
         t = a[i]
         a[i] = a[j]
         a[j] = t
@@ -116,11 +84,11 @@ def graded_crossfit_rows_nb(
         count = np.zeros(L, dtype=np.int64)
         a = np.empty(max(G, 1))
         csum = np.empty(G + 1)
-        words = np.empty(4 * ((G + 3) // 4) + 4, dtype=np.uint64)
-        sel1 = np.zeros(L)
-        rest1 = np.zeros(L)
-        sel2 = np.zeros(L)
-        rest2 = np.zeros(L)
+        words = np.empty(_SPLIT_CHUNK * 4 * ((G + 3) // 4), dtype=np.uint32)
+        sel1 = np.zeros((_SPLIT_CHUNK, L))
+        rest1 = np.zeros((_SPLIT_CHUNK, L))
+        sel2 = np.zeros((_SPLIT_CHUNK, L))
+        rest2 = np.zeros((_SPLIT_CHUNK, L))
         for n in range(c * _GRAIN, min(N, (c + 1) * _GRAIN)):
             gmin = _load(scores, valid, n, compact, count)
             if gmin == 0:
@@ -129,34 +97,35 @@ def graded_crossfit_rows_nb(
             g1 = gmin // 2
             g2 = gmin - g1
             acc = 0.0
-            for s in range(n_splits):
+            for s0 in range(0, n_splits, _SPLIT_CHUNK):
+                ns = min(_SPLIT_CHUNK, n_splits - s0)
                 for l in range(L):
                     m = count[l]
                     if m == 0:
                         continue
-                    _shuffle_prefix(
-                        compact,
-                        l,
-                        m,
+                    stride = 4 * ((m + 3) // 4)
+                    stream_words_nb(
                         seed_lo,
                         seed_hi,
-                        s,
                         prompt_key[n],
                         model_key[l],
+                        s0 * stride,
+                        ns * stride,
                         words,
-                        a,
-                        csum,
                     )
-                    sel1[l] = csum[g1] / g1
-                    rest1[l] = (csum[m] - csum[g1]) / (m - g1)
-                    sel2[l] = csum[g2] / g2
-                    rest2[l] = (csum[m] - csum[g2]) / (m - g2)
-                v1 = _crossfit_value(sel1, rest1, count)
-                if g1 == g2:
-                    acc += v1
-                else:
-                    v2 = _crossfit_value(sel2, rest2, count)
-                    acc += 0.5 * (v1 + v2)
+                    for t in range(ns):
+                        _shuffle_prefix(compact, l, m, words, t * stride, a, csum)
+                        sel1[t, l] = csum[g1] / g1
+                        rest1[t, l] = (csum[m] - csum[g1]) / (m - g1)
+                        sel2[t, l] = csum[g2] / g2
+                        rest2[t, l] = (csum[m] - csum[g2]) / (m - g2)
+                for t in range(ns):
+                    v1 = _crossfit_value(sel1[t], rest1[t], count)
+                    if g1 == g2:
+                        acc += v1
+                    else:
+                        v2 = _crossfit_value(sel2[t], rest2[t], count)
+                        acc += 0.5 * (v1 + v2)
             out[n] = acc / n_splits
     return out
 
@@ -175,8 +144,8 @@ def graded_curve_rows_nb(
         count = np.zeros(L, dtype=np.int64)
         a = np.empty(max(G, 1))
         csum = np.empty(G + 1)
-        words = np.empty(4 * ((G + 3) // 4) + 4, dtype=np.uint64)
-        best = np.empty(K)
+        words = np.empty(_SPLIT_CHUNK * 4 * ((G + 3) // 4), dtype=np.uint32)
+        best = np.empty((_SPLIT_CHUNK, K))
         acc = np.empty(K)
         for n in range(c * _GRAIN, min(N, (c + 1) * _GRAIN)):
             gmin = _load(scores, valid, n, compact, count)
@@ -184,31 +153,32 @@ def graded_curve_rows_nb(
                 out[n, :] = np.nan
                 continue
             acc[:] = 0.0
-            for s in range(n_splits):
-                best[:] = -np.inf
+            for s0 in range(0, n_splits, _SPLIT_CHUNK):
+                ns = min(_SPLIT_CHUNK, n_splits - s0)
+                best[:ns] = -np.inf
                 for l in range(L):
                     m = count[l]
                     if m == 0:
                         continue
-                    _shuffle_prefix(
-                        compact,
-                        l,
-                        m,
+                    stride = 4 * ((m + 3) // 4)
+                    stream_words_nb(
                         seed_lo,
                         seed_hi,
-                        s,
                         prompt_key[n],
                         model_key[l],
+                        s0 * stride,
+                        ns * stride,
                         words,
-                        a,
-                        csum,
                     )
+                    for t in range(ns):
+                        _shuffle_prefix(compact, l, m, words, t * stride, a, csum)
+                        for k in range(K):
+                            v = csum[sizes[k]] / sizes[k]
+                            if v > best[t, k]:
+                                best[t, k] = v
+                for t in range(ns):
                     for k in range(K):
-                        v = csum[sizes[k]] / sizes[k]
-                        if v > best[k]:
-                            best[k] = v
-                for k in range(K):
-                    acc[k] += best[k]
+                        acc[k] += best[t, k]
             for k in range(K):
                 out[n, k] = acc[k] / n_splits
     return out

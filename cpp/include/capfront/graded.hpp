@@ -7,11 +7,13 @@
 // _numba_graded.py, bit for bit): the m valid draws of cell (n, l) are taken in
 // their original order a[0..m) and shuffled by Fisher-Yates,
 //     for i = m-1 .. 1:  j = (w[i] * (i + 1)) >> 32,  swap(a[i], a[j]),
-// where w[i] is word i of the Philox4x32-10 stream of the cell in split s: lane
-// i % 4 of the block with counter (i / 4, s, prompt_key[n], model_key[l]) and key
-// (seed mod 2^32, seed >> 32). The words depend only on (seed, split, prompt key,
-// model key), never on threads or chunking. (The multiply-shift index is biased by
-// at most m / 2^32, far below Monte Carlo error.)
+// where w[i] = word s * stride + i of the Philox4x32-10 stream (rep = prompt_key[n],
+// stream = model_key[l]) in the bootstrap's layout (philox_stream_words), s the split,
+// stride = 4 * ceil(m / 4) (whole blocks per split). The words depend only on (seed,
+// split, prompt key, model key), never on threads or chunking, and a cell's splits
+// are one contiguous stream, which the AVX2/AVX-512 Philox path fills in batches.
+// (The multiply-shift index is biased by at most m / 2^32, far below Monte Carlo
+// error.)
 //
 // Per prompt and split, with c[k] = a[0] + ... + a[k-1] summed in that order:
 // - crossfit: gmin = fewest valid draws of an observed cell; for g in
@@ -23,7 +25,9 @@
 // Contributions are summed over splits in split order and divided by n_splits.
 //
 // Cost: O(n_splits * N * L * G) (Philox: ceil(m/4) blocks of 10 rounds per cell and
-// split). Memory: the inputs, the (N,) or (N, K) output, and O(L G) per thread.
+// split). Memory: the inputs, the (N,) or (N, K) output, and O(L (G + K) kSplitChunk)
+// per thread: splits run in chunks, model by model, so each cell's words for a chunk
+// come from one vectorised stream call.
 // Rows are independent, so results are bit-identical for any thread count.
 #pragma once
 
@@ -41,16 +45,17 @@ namespace capfront {
 namespace graded_detail {
 
 constexpr double kTieTol = 1e-12;
-constexpr std::size_t kGradedGrain = 16;  // prompts per parallel block
+constexpr std::size_t kGradedGrain = 16;   // prompts per parallel block
+constexpr std::uint32_t kSplitChunk = 64;  // splits per batch of Philox words
 
-// One prompt's valid draws, compacted per model, and the scratch of one split.
+// One prompt's valid draws, compacted per model, and the scratch of one cell.
 struct PromptWork {
     std::size_t L, G;
-    std::vector<double> compact;  // (L, G): valid draws of model l first, in order
-    std::vector<std::int64_t> count;  // valid draws per model
-    std::vector<double> shuffled;     // (G)
-    std::vector<double> csum;         // (G + 1)
-    std::vector<std::uint32_t> words;  // (G rounded up to 4)
+    std::vector<double> compact;       // (L, G): valid draws of model l first, in order
+    std::vector<std::int64_t> count;   // valid draws per model
+    std::vector<double> shuffled;      // (G)
+    std::vector<double> csum;          // (G + 1)
+    std::vector<std::uint32_t> words;  // (kSplitChunk * stride)
     PromptWork(std::size_t L_, std::size_t G_)
         : L(L_),
           G(G_),
@@ -58,7 +63,7 @@ struct PromptWork {
           count(L_),
           shuffled(G_),
           csum(G_ + 1),
-          words(4 * ((G_ + 3) / 4)) {}
+          words(kSplitChunk * 4 * ((G_ + 3) / 4)) {}
 
     // Returns the fewest valid draws of an observed model (0 if none observed).
     std::int64_t load(const double* scores, const bool* valid) {
@@ -76,41 +81,42 @@ struct PromptWork {
         return gmin;
     }
 
-    // Shuffles model l's valid draws for (split, prompt key, model key) and fills
-    // csum[0..m]. Returns m.
-    std::int64_t shuffle_prefix(std::size_t l, const PhiloxKey& key, std::uint32_t split,
-                                std::uint32_t prompt_key, std::uint32_t model_key) {
+    // Words of model l's cell for splits [s0, s0 + ns); returns the stride.
+    std::size_t fetch_words(std::size_t l, std::uint64_t seed, std::uint32_t s0,
+                            std::uint32_t ns, std::uint32_t prompt_key,
+                            std::uint32_t model_key) {
+        const std::size_t stride = 4 * ((static_cast<std::size_t>(count[l]) + 3) / 4);
+        philox_stream_words(seed, prompt_key, model_key, std::uint64_t{s0} * stride,
+                            ns * stride, words.data());
+        return stride;
+    }
+
+    // Shuffles model l's valid draws with words w[0..m) and fills csum[0..m].
+    void shuffle_prefix(std::size_t l, const std::uint32_t* w) {
         const std::int64_t m = count[l];
-        if (m == 0) return 0;
         const double* c = compact.data() + l * G;
         std::copy(c, c + m, shuffled.begin());
-        const std::size_t n_blocks = (static_cast<std::size_t>(m) + 3) / 4;
-        for (std::size_t b = 0; b < n_blocks; ++b) {
-            const PhiloxCounter w = philox4x32_10(
-                {static_cast<std::uint32_t>(b), split, prompt_key, model_key}, key);
-            for (int i = 0; i < 4; ++i) words[4 * b + i] = w[i];
-        }
         for (std::int64_t i = m - 1; i >= 1; --i) {
             const std::uint64_t j =
-                (static_cast<std::uint64_t>(words[i]) * static_cast<std::uint64_t>(i + 1)) >>
-                32;
+                (static_cast<std::uint64_t>(w[i]) * static_cast<std::uint64_t>(i + 1)) >> 32;
             std::swap(shuffled[i], shuffled[j]);
         }
         csum[0] = 0.0;
         for (std::int64_t k = 0; k < m; ++k) csum[k + 1] = csum[k] + shuffled[k];
-        return m;
     }
 };
 
-// Cross-fit value of one split size g from per-model (sel, rest); obs marks models.
-inline double crossfit_value(const std::vector<double>& sel, const std::vector<double>& rest,
+// Cross-fit value of one split size from per-model (sel, rest) rows of length L;
+// count marks the observed models.
+inline double crossfit_value(const double* sel, const double* rest,
                              const std::vector<std::int64_t>& count) {
+    const std::size_t L = count.size();
     double best = -std::numeric_limits<double>::infinity();
-    for (std::size_t l = 0; l < sel.size(); ++l)
+    for (std::size_t l = 0; l < L; ++l)
         if (count[l] > 0) best = std::max(best, sel[l]);
     double acc = 0.0;
     std::int64_t n_tied = 0;
-    for (std::size_t l = 0; l < sel.size(); ++l) {
+    for (std::size_t l = 0; l < L; ++l) {
         if (count[l] > 0 && sel[l] >= best - kTieTol) {
             acc += rest[l];
             ++n_tied;
@@ -131,10 +137,11 @@ inline void graded_crossfit_rows(const double* scores, const bool* valid, std::s
                                  const std::uint32_t* model_key, std::uint64_t seed,
                                  std::uint32_t n_splits, double* out) {
     using namespace graded_detail;
-    const PhiloxKey key = philox_key(seed);
     parallel_blocks(N, kGradedGrain, [&](std::size_t r0, std::size_t r1) {
         PromptWork work(L, G);
-        std::vector<double> sel1(L), rest1(L), sel2(L), rest2(L);
+        // (split in chunk, model): sel and rest for the two split sizes
+        std::vector<double> sel1(kSplitChunk * L), rest1(kSplitChunk * L),
+            sel2(kSplitChunk * L), rest2(kSplitChunk * L);
         for (std::size_t n = r0; n < r1; ++n) {
             const std::int64_t gmin = work.load(scores + n * L * G, valid + n * L * G);
             if (gmin == 0) {
@@ -143,23 +150,33 @@ inline void graded_crossfit_rows(const double* scores, const bool* valid, std::s
             }
             const std::int64_t g1 = gmin / 2, g2 = gmin - gmin / 2;
             double acc = 0.0;
-            for (std::uint32_t s = 0; s < n_splits; ++s) {
+            for (std::uint32_t s0 = 0; s0 < n_splits; s0 += kSplitChunk) {
+                const std::uint32_t ns = std::min(kSplitChunk, n_splits - s0);
                 for (std::size_t l = 0; l < L; ++l) {
-                    const std::int64_t m = work.shuffle_prefix(l, key, s, prompt_key[n],
-                                                               model_key[l]);
+                    const std::int64_t m = work.count[l];
                     if (m == 0) continue;
+                    const std::size_t stride =
+                        work.fetch_words(l, seed, s0, ns, prompt_key[n], model_key[l]);
                     const double* c = work.csum.data();
-                    sel1[l] = c[g1] / static_cast<double>(g1);
-                    rest1[l] = (c[m] - c[g1]) / static_cast<double>(m - g1);
-                    sel2[l] = c[g2] / static_cast<double>(g2);
-                    rest2[l] = (c[m] - c[g2]) / static_cast<double>(m - g2);
+                    for (std::uint32_t t = 0; t < ns; ++t) {
+                        work.shuffle_prefix(l, work.words.data() + t * stride);
+                        const std::size_t i = t * L + l;
+                        sel1[i] = c[g1] / static_cast<double>(g1);
+                        rest1[i] = (c[m] - c[g1]) / static_cast<double>(m - g1);
+                        sel2[i] = c[g2] / static_cast<double>(g2);
+                        rest2[i] = (c[m] - c[g2]) / static_cast<double>(m - g2);
+                    }
                 }
-                const double v1 = crossfit_value(sel1, rest1, work.count);
-                if (g1 == g2) {
-                    acc += v1;
-                } else {
-                    const double v2 = crossfit_value(sel2, rest2, work.count);
-                    acc += 0.5 * (v1 + v2);
+                for (std::uint32_t t = 0; t < ns; ++t) {
+                    const double v1 =
+                        crossfit_value(sel1.data() + t * L, rest1.data() + t * L, work.count);
+                    if (g1 == g2) {
+                        acc += v1;
+                    } else {
+                        const double v2 = crossfit_value(sel2.data() + t * L,
+                                                         rest2.data() + t * L, work.count);
+                        acc += 0.5 * (v1 + v2);
+                    }
                 }
             }
             out[n] = acc / static_cast<double>(n_splits);
@@ -176,11 +193,10 @@ inline void graded_curve_rows(const double* scores, const bool* valid, std::size
                               std::uint32_t n_splits, const std::int64_t* sizes,
                               std::size_t n_sizes, double* out) {
     using namespace graded_detail;
-    const PhiloxKey key = philox_key(seed);
     constexpr double kNegInf = -std::numeric_limits<double>::infinity();
     parallel_blocks(N, kGradedGrain, [&](std::size_t r0, std::size_t r1) {
         PromptWork work(L, G);
-        std::vector<double> best(n_sizes), acc(n_sizes);
+        std::vector<double> best(kSplitChunk * n_sizes), acc(n_sizes);
         for (std::size_t n = r0; n < r1; ++n) {
             double* o = out + n * n_sizes;
             const std::int64_t gmin = work.load(scores + n * L * G, valid + n * L * G);
@@ -189,18 +205,23 @@ inline void graded_curve_rows(const double* scores, const bool* valid, std::size
                 continue;
             }
             std::fill(acc.begin(), acc.end(), 0.0);
-            for (std::uint32_t s = 0; s < n_splits; ++s) {
-                std::fill(best.begin(), best.end(), kNegInf);
+            for (std::uint32_t s0 = 0; s0 < n_splits; s0 += kSplitChunk) {
+                const std::uint32_t ns = std::min(kSplitChunk, n_splits - s0);
+                std::fill(best.begin(), best.begin() + ns * n_sizes, kNegInf);
                 for (std::size_t l = 0; l < L; ++l) {
-                    const std::int64_t m = work.shuffle_prefix(l, key, s, prompt_key[n],
-                                                               model_key[l]);
-                    if (m == 0) continue;
-                    for (std::size_t k = 0; k < n_sizes; ++k) {
-                        const double v = work.csum[sizes[k]] / static_cast<double>(sizes[k]);
-                        best[k] = std::max(best[k], v);
+                    if (work.count[l] == 0) continue;
+                    const std::size_t stride =
+                        work.fetch_words(l, seed, s0, ns, prompt_key[n], model_key[l]);
+                    for (std::uint32_t t = 0; t < ns; ++t) {
+                        work.shuffle_prefix(l, work.words.data() + t * stride);
+                        double* b = best.data() + t * n_sizes;
+                        for (std::size_t k = 0; k < n_sizes; ++k)
+                            b[k] = std::max(b[k], work.csum[sizes[k]] /
+                                                      static_cast<double>(sizes[k]));
                     }
                 }
-                for (std::size_t k = 0; k < n_sizes; ++k) acc[k] += best[k];
+                for (std::uint32_t t = 0; t < ns; ++t)
+                    for (std::size_t k = 0; k < n_sizes; ++k) acc[k] += best[t * n_sizes + k];
             }
             for (std::size_t k = 0; k < n_sizes; ++k)
                 o[k] = acc[k] / static_cast<double>(n_splits);

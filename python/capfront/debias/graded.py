@@ -11,10 +11,10 @@ Random orderings (identical in the three backends: ``cpp``
 the NumPy reference here). The ``m`` valid draws ``a[0..m)`` of a cell, in their
 original order, are shuffled by Fisher-Yates,
 ``for i = m-1 .. 1: j = (w[i] * (i + 1)) >> 32; swap(a[i], a[j])``,
-where ``w[i]`` is word ``i`` of the cell's Philox4x32-10 stream
-(:mod:`capfront._philox`): lane ``i % 4`` of the block with counter
-``(i // 4, split, prompt_key, model_key)`` under the key
-``(seed mod 2^32, seed >> 32)``. A cell's stream depends only on
+where ``w[i]`` is word ``split * stride + i`` (``stride = 4 ceil(m / 4)``, whole
+blocks per split) of the Philox4x32-10 stream of :mod:`capfront._philox` in the
+bootstrap's layout, with replicate = the prompt key and stream = the model key
+(:func:`capfront._philox.stream_words`). A cell's stream depends only on
 ``(seed, split, prompt, model)``, so the value does not depend on threads or
 chunking. The keys are CRC-32 hashes of the prompt and model labels
 (:func:`label_keys`), so permuting the prompts or models of an ``EvalResults``
@@ -121,14 +121,20 @@ def _compact(scores: np.ndarray, valid: np.ndarray) -> np.ndarray:
     return np.take_along_axis(np.where(valid, scores, 0.0), order, axis=2)
 
 
-def _words(seed: int, split: int, pk: np.ndarray, mk: np.ndarray, G: int) -> np.ndarray:
-    """Words ``0..G-1`` of every cell's stream for one split, ``(C, L, G)`` uint64."""
+def _words(
+    seed: int, split: int, pk: np.ndarray, mk: np.ndarray, count: np.ndarray, G: int
+) -> np.ndarray:
+    """Words ``0..G-1`` of every cell's ordering in one split, ``(C, L, G)`` uint64:
+    word ``split * stride + i`` of the stream (rep = prompt key, stream = model key),
+    ``stride = 4 ceil(m / 4)`` (only the first ``m`` of a cell are used)."""
     B = (G + 3) // 4
-    ctr = np.empty((len(pk), len(mk), B, 4), dtype=np.uint64)
-    ctr[..., 0] = np.arange(B, dtype=np.uint64)
-    ctr[..., 1] = split
-    ctr[..., 2] = pk[:, None, None]
-    ctr[..., 3] = mk[None, :, None]
+    blocks = (count.astype(np.uint64) + np.uint64(3)) // np.uint64(4)
+    j = np.uint64(split) * blocks[:, :, None] + np.arange(B, dtype=np.uint64)
+    ctr = np.empty(j.shape + (4,), dtype=np.uint64)
+    ctr[..., 0] = j & np.uint64(0xFFFFFFFF)
+    ctr[..., 1] = pk[:, None, None]
+    ctr[..., 2] = mk[None, :, None]
+    ctr[..., 3] = j >> np.uint64(32)
     words = philox4x32_10(ctr.reshape(-1, 4), philox_key(seed))
     return words.reshape(len(pk), len(mk), 4 * B)[:, :, :G].astype(np.uint64)
 
@@ -177,7 +183,9 @@ def _crossfit_rows_np(scores, valid, pk, mk, seed, n_splits) -> np.ndarray:
         halves = (gmin // 2, gmin - gmin // 2)
         acc = np.zeros(len(gmin))
         for s in range(n_splits):
-            csum = _shuffled_prefix(compact, count, _words(seed, s, pk[sl], mk, G))
+            csum = _shuffled_prefix(
+                compact, count, _words(seed, s, pk[sl], mk, count, G)
+            )
             total = _at(csum, count)
             v = []
             for g in halves:
@@ -201,7 +209,9 @@ def _curve_rows_np(scores, valid, sizes, pk, mk, seed, n_splits) -> np.ndarray:
         obs = count > 0
         acc = np.zeros((compact.shape[0], len(sizes)))
         for s in range(n_splits):
-            csum = _shuffled_prefix(compact, count, _words(seed, s, pk[sl], mk, G))
+            csum = _shuffled_prefix(
+                compact, count, _words(seed, s, pk[sl], mk, count, G)
+            )
             for k, g in enumerate(sizes):
                 means = np.where(obs, csum[:, :, g - 1] / g, -np.inf)
                 acc[:, k] += means.max(axis=1)
