@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "capfront/frontier.hpp"
@@ -11,23 +13,41 @@ using capfront_py::require;
 
 namespace {
 
-template <class T>
-py::array_t<T> to_array(const std::vector<T>& v) {
-    py::array_t<T> out(static_cast<py::ssize_t>(v.size()));
-    std::copy(v.begin(), v.end(), out.mutable_data());
-    return out;
-}
-
-py::dict to_dict(const capfront::HullSegments& s) {
+// Runs the hull merge with the GIL released and writes straight into new arrays.
+template <class Fill>
+py::dict run_merge(std::size_t N, std::size_t M, const Fill& fill) {
+    py::array_t<double> base_cost(static_cast<py::ssize_t>(N));
+    py::array_t<double> base_quality(static_cast<py::ssize_t>(N));
+    py::array_t<std::int64_t> base_option(static_cast<py::ssize_t>(N));
+    capfront::HullMerge merge;
+    {
+        double* bc = base_cost.mutable_data();
+        double* bq = base_quality.mutable_data();
+        std::int64_t* bo = base_option.mutable_data();
+        py::gil_scoped_release release;
+        merge.build(N, M, fill, bc, bq, bo);
+    }
+    const auto S = static_cast<py::ssize_t>(merge.size());
+    py::array_t<std::int64_t> prompt(S), option_from(S), option_to(S);
+    py::array_t<double> dcost(S), dquality(S);
+    {
+        std::int64_t* p = prompt.mutable_data();
+        double* dc = dcost.mutable_data();
+        double* dq = dquality.mutable_data();
+        std::int64_t* fr = option_from.mutable_data();
+        std::int64_t* to = option_to.mutable_data();
+        py::gil_scoped_release release;
+        merge.write(p, dc, dq, fr, to);
+    }
     py::dict d;
-    d["base_cost"] = to_array(s.base_cost);
-    d["base_quality"] = to_array(s.base_quality);
-    d["base_option"] = to_array(s.base_option);
-    d["prompt"] = to_array(s.prompt);
-    d["dcost"] = to_array(s.dcost);
-    d["dquality"] = to_array(s.dquality);
-    d["option_from"] = to_array(s.option_from);
-    d["option_to"] = to_array(s.option_to);
+    d["base_cost"] = base_cost;
+    d["base_quality"] = base_quality;
+    d["base_option"] = base_option;
+    d["prompt"] = prompt;
+    d["dcost"] = dcost;
+    d["dquality"] = dquality;
+    d["option_from"] = option_from;
+    d["option_to"] = option_to;
     return d;
 }
 
@@ -38,14 +58,8 @@ py::dict hull_segments_dense(const carray<double>& cost, const carray<double>& q
             "option_quality must have the shape of option_cost");
     const auto N = static_cast<std::size_t>(cost.shape(0));
     const auto M = static_cast<std::size_t>(cost.shape(1));
-    const double* c = cost.data();
-    const double* q = quality.data();
-    capfront::HullSegments s;
-    {
-        py::gil_scoped_release release;
-        s = capfront::hull_segments_dense(c, q, N, M);
-    }
-    return to_dict(s);
+    require(M < (std::size_t{1} << 31), "too many options per prompt (at most 2^31 - 1)");
+    return run_merge(N, M, capfront::DenseFill{cost.data(), quality.data(), M});
 }
 
 py::dict hull_segments_posthoc(const carray<std::int64_t>& successes,
@@ -61,15 +75,98 @@ py::dict hull_segments_posthoc(const carray<std::int64_t>& successes,
     require(max_k >= 1, "max_k must be >= 1");
     const auto N = static_cast<std::size_t>(successes.shape(0));
     const auto L = static_cast<std::size_t>(successes.shape(1));
-    const std::int64_t* S = successes.data();
-    const std::int64_t* G = n_draws.data();
-    const double* c = cell_cost.data();
-    capfront::HullSegments s;
+    const auto K = static_cast<std::size_t>(max_k);
+    require(L * K < (std::size_t{1} << 31), "too many options per prompt (L * max_k)");
+    return run_merge(N, L * K,
+                     capfront::PosthocFill{successes.data(), n_draws.data(), cell_cost.data(), L, K});
+}
+
+// A 2-D view of any strides (0 broadcasts), in elements.
+template <class T>
+capfront::Strided2D<T> view2d(const py::array& a, const char* name) {
+    require(a.ndim() == 2, std::string(name) + " must be 2-D");
+    const auto item = static_cast<py::ssize_t>(sizeof(T));
+    require(a.strides(0) % item == 0 && a.strides(1) % item == 0,
+            std::string(name) + " has strides that are not a multiple of its item size");
+    return {static_cast<const T*>(a.data()), a.strides(0) / item, a.strides(1) / item};
+}
+
+template <class T>
+bool is_dtype(const py::array& a) {
+    return py::isinstance<py::array_t<T>>(a);
+}
+
+template <class TQ, class TG>
+py::dict cells_typed(const py::array& qnum, const py::array& n_draws, const py::array& cnum,
+                     bool divide_quality, bool divide_cost) {
+    const auto N = static_cast<std::size_t>(qnum.shape(0));
+    const auto L = static_cast<std::size_t>(qnum.shape(1));
+    std::atomic<bool> negative{false};
+    capfront::CellFill<TQ, TG> fill{view2d<TQ>(qnum, "quality"),
+                                    view2d<TG>(n_draws, "n_draws"),
+                                    view2d<double>(cnum, "cost"),
+                                    divide_quality,
+                                    divide_cost,
+                                    L,
+                                    &negative};
+    py::dict d = run_merge(N, L, fill);
+    require(!negative.load(), "option_cost must be >= 0 (NaN/inf mark unavailable options)");
+    return d;
+}
+
+template <class TQ>
+py::dict cells_g(const py::array& qnum, const py::array& n_draws, const py::array& cnum,
+                 bool dq, bool dc) {
+    if (is_dtype<std::int64_t>(n_draws)) return cells_typed<TQ, std::int64_t>(qnum, n_draws, cnum, dq, dc);
+    if (is_dtype<std::int32_t>(n_draws)) return cells_typed<TQ, std::int32_t>(qnum, n_draws, cnum, dq, dc);
+    throw std::invalid_argument("n_draws must be int64 or int32");
+}
+
+// Prehoc options straight from the per-cell arrays (any strides; see CellFill).
+py::dict hull_segments_cells(const py::array& qnum, const py::array& n_draws,
+                             const py::array& cnum, bool divide_quality, bool divide_cost) {
+    require(qnum.ndim() == 2, "quality must be shaped (N, L)");
+    auto same = [&](const py::array& a) {
+        return a.ndim() == 2 && a.shape(0) == qnum.shape(0) && a.shape(1) == qnum.shape(1);
+    };
+    require(same(n_draws), "n_draws must have the shape of quality (broadcast views are fine)");
+    require(same(cnum), "cost must have the shape of quality (broadcast views are fine)");
+    require(is_dtype<double>(cnum), "cost must be float64");
+    if (is_dtype<double>(qnum)) return cells_g<double>(qnum, n_draws, cnum, divide_quality, divide_cost);
+    if (is_dtype<std::int64_t>(qnum)) return cells_g<std::int64_t>(qnum, n_draws, cnum, divide_quality, divide_cost);
+    if (is_dtype<std::int32_t>(qnum)) return cells_g<std::int32_t>(qnum, n_draws, cnum, divide_quality, divide_cost);
+    throw std::invalid_argument("quality must be float64, int64 or int32");
+}
+
+py::array_t<double> frontier_vertices(double x0, double y0, const carray<double>& weights,
+                                      const carray<std::int64_t>& prompt,
+                                      const carray<double>& dcost,
+                                      const carray<double>& dquality) {
+    require(weights.ndim() == 1 && prompt.ndim() == 1 && dcost.ndim() == 1 &&
+                dquality.ndim() == 1,
+            "frontier_vertices takes 1-D arrays");
+    const auto S = static_cast<std::size_t>(prompt.shape(0));
+    require(static_cast<std::size_t>(dcost.shape(0)) == S &&
+                static_cast<std::size_t>(dquality.shape(0)) == S,
+            "prompt, dcost and dquality must have the same length");
+    const auto N = weights.shape(0);
+    const std::int64_t* p = prompt.data();
+    for (std::size_t s = 0; s < S; ++s)
+        require(p[s] >= 0 && p[s] < N, "segment prompt index out of range");
+    std::vector<double> x(S + 1), y(S + 1);
+    std::size_t m;
     {
         py::gil_scoped_release release;
-        s = capfront::hull_segments_posthoc(S, G, c, N, L, static_cast<std::size_t>(max_k));
+        m = capfront::frontier_vertices(x0, y0, weights.data(), p, dcost.data(),
+                                        dquality.data(), S, x.data(), y.data());
     }
-    return to_dict(s);
+    py::array_t<double> out({static_cast<py::ssize_t>(m), py::ssize_t{2}});
+    double* o = out.mutable_data();
+    for (std::size_t i = 0; i < m; ++i) {
+        o[2 * i] = x[i];
+        o[2 * i + 1] = y[i];
+    }
+    return out;
 }
 
 }  // namespace
@@ -81,4 +178,12 @@ void register_frontier(py::module_& m) {
     m.def("hull_segments_posthoc", &hull_segments_posthoc, py::arg("successes"),
           py::arg("n_draws"), py::arg("cell_cost"), py::arg("max_k"),
           "Hull segments of the binary best-of-k options, built on the fly.");
+    m.def("hull_segments_cells", &hull_segments_cells, py::arg("quality"), py::arg("n_draws"),
+          py::arg("cost"), py::arg("divide_quality"), py::arg("divide_cost"),
+          "Hull segments of the prehoc options built from (N, L) per-cell arrays of any "
+          "strides: quality (/ n_draws), cost (/ n_draws); a cell with n_draws == 0 or a "
+          "non-finite value has no option.");
+    m.def("frontier_vertices", &frontier_vertices, py::arg("x0"), py::arg("y0"),
+          py::arg("weights"), py::arg("prompt"), py::arg("dcost"), py::arg("dquality"),
+          "Running points of the weighted segments, collinear points removed.");
 }

@@ -457,3 +457,96 @@ def test_single_points_match_single_models():
         np.testing.assert_allclose(
             got.loc[table.index, "cost"], k * table["mean_cost"], rtol=1e-12
         )
+
+
+def _assert_same_segments(got, ref):
+    for f in SEG_FIELDS:
+        np.testing.assert_array_equal(getattr(got, f), getattr(ref, f), err_msg=f)
+
+
+@settings(max_examples=60, deadline=None)
+@given(count_tables(max_n=8, max_l=5), st.sampled_from(["cells", "unit", "model"]))
+def test_fused_prehoc_kernel_matches_dense_options(results, cost_kind):
+    """The C++ prehoc path reads the per-cell arrays in place (any strides, int32
+    successes, a read-only broadcast n_draws): identical segments and vertices to the
+    numpy path on the dense option arrays."""
+    if "cpp" not in BACKENDS:
+        pytest.skip("no C++ extension")
+    L = results.n_models
+    cost = {"cells": None, "unit": "unit", "model": np.linspace(0.0, 1.0, L)}[cost_kind]
+    ref = frontier(results, cost=cost, backend="numpy")
+    got = frontier(results, cost=cost, backend="cpp")
+    _assert_same_segments(got.segments, ref.segments)
+    np.testing.assert_array_equal(got.vertices, ref.vertices)
+    # the data model may hold int32 successes and a read-only broadcast n_draws
+    st_ = results.stats
+    G = np.asarray(st_.n_draws)
+    if (G == G.max()).all() or (G == 0).any():
+        st_.n_draws = np.broadcast_to(G[0], G.shape) if (G == G[0]).all() else G
+    st_.successes = np.asarray(st_.successes).astype(np.int32)
+    got = frontier(results, cost=cost, backend="cpp")
+    _assert_same_segments(got.segments, ref.segments)
+    # given per-cell quality arrays (prehoc) go through the same kernel
+    q = np.sqrt(np.asarray(ref.results.p_hat))
+    a = frontier(results, cost=cost, quality=q, backend="cpp")
+    b = frontier(results, cost=cost, quality=q, backend="numpy")
+    _assert_same_segments(a.segments, b.segments)
+    np.testing.assert_array_equal(a.vertices, b.vertices)
+
+
+def test_fused_kernel_strided_inputs_and_errors():
+    if "cpp" not in BACKENDS:
+        pytest.skip("no C++ extension")
+    core = capfront._backend.core()
+    rng = np.random.default_rng(3)
+    N, L = 500, 6
+    S = rng.integers(0, 5, size=(N, L))
+    G = np.broadcast_to(np.int64(4), (N, L))  # strides (0, 0), read-only
+    cost = np.broadcast_to(np.linspace(0.5, 3.0, L), (N, L))  # strides (0, 8)
+    d = core.hull_segments_cells(S, G, cost, True, False)
+    ref = hull_segments(cost, S / 4.0, backend="numpy")
+    for f in SEG_FIELDS:
+        np.testing.assert_array_equal(d[f], getattr(ref, f))
+    # a column slice (non-contiguous rows) and int32 counts
+    wide = rng.integers(0, 5, size=(N, 2 * L)).astype(np.int32)
+    d = core.hull_segments_cells(wide[:, ::2], G, cost, True, False)
+    ref = hull_segments(cost, wide[:, ::2] / 4.0, backend="numpy")
+    for f in SEG_FIELDS:
+        np.testing.assert_array_equal(d[f], getattr(ref, f))
+    with pytest.raises(ValueError, match="option_cost must be >= 0"):
+        core.hull_segments_cells(S, G, -np.ones((N, L)), True, False)
+    with pytest.raises(ValueError, match="float64, int64 or int32"):
+        core.hull_segments_cells(S.astype(np.int8), G, cost, True, False)
+    r = capfront.EvalResults.from_counts(S, 4, cost=np.linspace(0.5, 3.0, L))
+    r.stats.cost_sum = -r.stats.cost_sum
+    for b in BACKENDS:
+        with pytest.raises(ValueError, match="must be >= 0"):
+            frontier(r, backend=b)
+
+
+def test_large_prehoc_threads_and_cost_orders():
+    """Enough segments for the parallel radix sort (16 blocks); prompts that share
+    their models' cost order (the cached-order path) and prompts that do not (the
+    sorting path) give the numpy segments and vertices for 1 and 2 threads."""
+    rng = np.random.default_rng(11)
+    N, L = 70_000, 9
+    S = rng.integers(0, 9, size=(N, L))
+    cell_cost = np.tile(np.linspace(0.1, 2.0, L), (N, 1))
+    shuffled = rng.random(N) < 0.3  # some prompts with their own cost order
+    cell_cost[shuffled] = rng.permutation(cell_cost[shuffled].T).T
+    cell_cost[rng.random((N, L)) < 0.05] = 1.0  # ties
+    G = np.where(rng.random((N, L)) < 0.05, 0, 8)
+    G[:, 0] = 8
+    r = capfront.EvalResults.from_counts(np.minimum(S, G), G, cost=cell_cost)
+    ref = frontier(r, backend="numpy")
+    assert ref.segments.n_segments > 1 << 16
+    threads = capfront.get_num_threads()
+    try:
+        for n_threads in (1, 2):
+            capfront.set_num_threads(n_threads)
+            for b in BACKENDS:
+                got = frontier(r, backend=b)
+                _assert_same_segments(got.segments, ref.segments)
+                np.testing.assert_array_equal(got.vertices, ref.vertices)
+    finally:
+        capfront.set_num_threads(threads)

@@ -143,6 +143,21 @@ def hull_segments_posthoc(
     cell_cost: npt.NDArray[np.float64],
     max_k: int,
 ) -> dict[str, npt.NDArray[Any]]: ...
+def hull_segments_cells(
+    quality: npt.NDArray[Any],
+    n_draws: npt.NDArray[Any],
+    cost: npt.NDArray[np.float64],
+    divide_quality: bool,
+    divide_cost: bool,
+) -> dict[str, npt.NDArray[Any]]: ...
+def frontier_vertices(
+    x0: float,
+    y0: float,
+    weights: npt.NDArray[np.float64],
+    prompt: npt.NDArray[np.int64],
+    dcost: npt.NDArray[np.float64],
+    dquality: npt.NDArray[np.float64],
+) -> npt.NDArray[np.float64]: ...
 
 # register_pareto.cpp
 def pareto_minima_3d(points: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]: ...

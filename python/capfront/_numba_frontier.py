@@ -295,3 +295,60 @@ def pareto_minima_3d_nb(points):
             size += shift
         i = j
     return np.sort(keep[:n_keep])
+
+
+@njit
+def _vertices_close_nb(a, b):
+    if np.isfinite(a) and np.isfinite(b):
+        return abs(a - b) <= 0.0 + 1e-12 * abs(b)
+    return a == b
+
+
+@njit
+def _frontier_vertices_nb(x0, y0, w, prompt, dcost, dquality, out):
+    m = 0
+    out[m, 0] = x0
+    out[m, 1] = y0
+    m += 1
+    ax = 0.0
+    ay = 0.0
+    have_prev = False
+    prev_slope = 0.0
+    px = 0.0
+    py = 0.0
+    for s in range(prompt.shape[0]):
+        ws = w[prompt[s]]
+        if not ws > 0:
+            continue
+        slope = dquality[s] / dcost[s]
+        if have_prev and not _vertices_close_nb(prev_slope, slope):
+            out[m, 0] = px
+            out[m, 1] = py
+            m += 1
+        ax += ws * dcost[s]
+        ay += ws * dquality[s]
+        px = x0 + ax
+        py = y0 + ay
+        prev_slope = slope
+        have_prev = True
+    if have_prev:
+        out[m, 0] = px
+        out[m, 1] = py
+        m += 1
+    return m
+
+
+def frontier_vertices_nb(x0, y0, w, prompt, dcost, dquality):
+    """frontier.hpp ``frontier_vertices``: sequential running sums, collinear
+    points (slopes equal to a relative 1e-12) removed."""
+    out = np.empty((prompt.shape[0] + 1, 2))
+    m = _frontier_vertices_nb(
+        float(x0),
+        float(y0),
+        np.ascontiguousarray(w, dtype=np.float64),
+        np.ascontiguousarray(prompt, dtype=np.int64),
+        np.ascontiguousarray(dcost, dtype=np.float64),
+        np.ascontiguousarray(dquality, dtype=np.float64),
+        out,
+    )
+    return out[:m].copy()

@@ -28,7 +28,11 @@ import numpy as np
 import pandas as pd
 
 from ._backend import core, resolve_backend
-from ._numba_frontier import hull_segments_dense_nb, hull_segments_posthoc_nb
+from ._numba_frontier import (
+    frontier_vertices_nb,
+    hull_segments_dense_nb,
+    hull_segments_posthoc_nb,
+)
 from .results import EvalResults
 
 __all__ = [
@@ -97,7 +101,9 @@ class HullSegments:
         """All ``S + 1`` running points ``(cost, quality)`` for prompt ``weights``
         (default ``1 / N`` each), collinear points included; segments of prompts with
         zero weight are left out. See :func:`frontier_vertices` for the reduced set."""
-        w = _weights(weights, self.n_prompts)
+        return self._points(_weights(weights, self.n_prompts))
+
+    def _points(self, w: np.ndarray) -> np.ndarray:
         ws = w[self.prompt]
         use = ws > 0
         x0 = float(np.sum(w * self.base_cost))
@@ -291,8 +297,10 @@ def hull_segments(
 
 
 # --------------------------------------------------------------------------- options
-def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray:
-    """Mean cost of one generation per cell (N, L); NaN where unavailable."""
+def _cost_source(results: EvalResults, cost: Any) -> tuple[np.ndarray, bool]:
+    """``(array, divide)``: the per-cell cost of one generation is ``array / n_draws``
+    (``divide``, the results' cost sums) or ``array`` (an ``(N, L)`` view, possibly
+    broadcast); validated, NaN not yet set where the model was not run."""
     N, L = results.n_prompts, results.n_models
     if cost is None:
         if not results.has_cost:
@@ -301,26 +309,50 @@ def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray:
                 "(cost 1 each), or cost=<array (N, L) or (L,)> with the cost of one "
                 "generation per cell or per model"
             )
-        # = results.mean_cost in one pass: 0 / 0 = NaN where the model was not run
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return results.stats.cost_sum / results.n_draws
-    elif isinstance(cost, str):
+        return results.stats.cost_sum, True
+    if isinstance(cost, str):
         if cost != "unit":
             raise ValueError(f"cost must be None, 'unit' or an array, got {cost!r}")
-        out = np.ones((N, L))
-    else:
-        arr = np.asarray(cost, dtype=np.float64)
-        if arr.shape == (L,):
-            arr = np.broadcast_to(arr, (N, L))
-        if arr.shape != (N, L):
-            raise ValueError(
-                f"cost must be shaped ({N}, {L}) or ({L},), got {arr.shape}"
-            )
-        if (arr < 0).any():
-            raise ValueError("cost must be >= 0 (NaN marks an unavailable cell)")
-        out = np.array(arr)
+        return np.broadcast_to(np.ones(1), (N, L)), False
+    arr = np.asarray(cost, dtype=np.float64)
+    if arr.shape == (L,):
+        arr = np.broadcast_to(arr, (N, L))
+    if arr.shape != (N, L):
+        raise ValueError(f"cost must be shaped ({N}, {L}) or ({L},), got {arr.shape}")
+    if (arr < 0).any():
+        raise ValueError("cost must be >= 0 (NaN marks an unavailable cell)")
+    return arr, False
+
+
+def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray:
+    """Mean cost of one generation per cell (N, L); NaN where unavailable."""
+    arr, divide = _cost_source(results, cost)
+    if divide:
+        # = results.mean_cost in one pass: 0 / 0 = NaN where the model was not run
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return arr / results.n_draws
+    out = np.array(arr, dtype=np.float64)
     out[~results.observed] = np.nan
     return out
+
+
+def _prehoc_segments_cpp(results: EvalResults, quality: Any, cost: Any) -> dict:
+    """The C++ prehoc hull merge straight from the per-cell arrays (any strides, so
+    broadcast ``n_draws`` or per-model costs are read in place): the same options and
+    float operations as ``hull_segments(_cell_cost(...), _cell_quality(...))``."""
+    cnum, divide_cost = _cost_source(results, cost)
+    if isinstance(quality, str) and quality == "naive":
+        qnum, divide_quality = results.successes, True
+    else:
+        qnum, divide_quality = _cell_quality(results, quality), False
+    qnum = np.asarray(qnum)
+    if qnum.dtype not in (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.int32)):
+        qnum = np.asarray(qnum, dtype=np.float64)
+    G = np.asarray(results.n_draws)
+    if G.dtype not in (np.dtype(np.int64), np.dtype(np.int32)):
+        G = np.asarray(G, dtype=np.int64)
+    cnum = np.asarray(cnum, dtype=np.float64)
+    return core().hull_segments_cells(qnum, G, cnum, divide_quality, divide_cost)
 
 
 def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
@@ -511,6 +543,10 @@ def frontier_segments(
         and isinstance(quality, str)
         and quality == "naive"
     )
+    if not posthoc and name == "cpp":
+        om, ok = np.arange(L, dtype=np.int64), np.ones(L, dtype=np.int64)
+        d = _prehoc_segments_cpp(results, quality, cost)
+        return _check_segments(_segments_from_dict(d)), om, ok
     if not fused and not posthoc:
         # the kernels treat a non-finite cost or quality as unavailable: no need for
         # frontier_options' masking of both arrays
@@ -543,14 +579,27 @@ def frontier_segments(
 
 # --------------------------------------------------------------------------- metrics
 def frontier_vertices(
-    segments: HullSegments, weights: np.ndarray | None = None
+    segments: HullSegments,
+    weights: np.ndarray | None = None,
+    *,
+    backend: str | None = None,
 ) -> np.ndarray:
     """The frontier's vertices ``(M, 2)``, cost ascending: the running points of
     :meth:`HullSegments.vertices` with interior points of equal-slope runs removed
     (slopes equal to a relative 1e-12, i.e. collinear up to rounding; the segments
-    are sorted, so runs are adjacent)."""
+    are sorted, so runs are adjacent). The backends agree exactly: the start
+    ``(sum w * base_cost, sum w * base_quality)`` is summed by NumPy, the running sums
+    are sequential (as ``numpy.cumsum``)."""
+    name = resolve_backend(backend)
     w = _weights(weights, segments.n_prompts)
-    pts = segments.vertices(w)
+    if name != "numpy":
+        x0 = float(np.sum(w * segments.base_cost))
+        y0 = float(np.sum(w * segments.base_quality))
+        args = (x0, y0, w, segments.prompt, segments.dcost, segments.dquality)
+        if name == "cpp":
+            return np.asarray(core().frontier_vertices(*args))
+        return frontier_vertices_nb(*args)
+    pts = segments._points(w)
     use = w[segments.prompt] > 0
     slope = segments.slope[use]
     if slope.size <= 1:
@@ -857,7 +906,7 @@ class Frontier:
         benchmark's prompts); no hull is recomputed."""
         w = _weights(weights, self.segments.n_prompts)
         return Frontier(
-            vertices=frontier_vertices(self.segments, w),
+            vertices=frontier_vertices(self.segments, w, backend=self.backend),
             segments=self.segments,
             option_model=self.option_model,
             option_k=self.option_k,
@@ -1220,7 +1269,7 @@ def frontier(
         results, posthoc=posthoc, max_k=max_k, quality=quality, cost=cost, backend=name
     )
     return Frontier(
-        vertices=frontier_vertices(seg, weights),
+        vertices=frontier_vertices(seg, weights, backend=name),
         segments=seg,
         option_model=om,
         option_k=ok,

@@ -13,9 +13,12 @@
 //      result does not depend on the sort algorithm or the thread count;
 //   3. every prompt at its cheapest option, then the segments applied in order; the
 //      running (weighted) sums are the frontier's vertices.
-// Cost: O(N M log M) for the hulls (per prompt: an O(M) filter of dominated options,
-// then a sort of the survivors), O(S log S) for the merge of S segments. Memory: the
-// segments (48 bytes each) plus per-block scratch of O(M).
+// Cost: O(N M) for the hulls (per prompt: one O(M) pass for the cheapest and the best
+// option, a filter of the options outside that box, an insertion sort of the few
+// survivors, the monotone chain), O(S) for the merge of S segments (a stable LSD radix
+// sort of the slopes' bit patterns, 8 bits a pass, passes with one digit skipped;
+// fixed blocks, so the result is the same for any thread count). Memory: the segments
+// (32 bytes each) plus 24 bytes of sort keys per segment.
 //
 // Tie and float conventions (the numba and numpy paths replicate them operation for
 // operation, so all backends return identical segments):
@@ -27,14 +30,21 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <numeric>
+#include <cstring>
 #include <utility>
 #include <vector>
 
 #include "parallel.hpp"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define CAPFRONT_FRONTIER_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define CAPFRONT_FRONTIER_NO_CONTRACT
+#endif
 
 namespace capfront {
 
@@ -49,50 +59,57 @@ namespace detail {
 
 inline bool option_available(double c, double q) { return std::isfinite(c) && std::isfinite(q); }
 
-// Upper-left hull of one prompt's m candidate options, given compactly: option
-// idx[i] has cost c[i] and quality q[i]. Writes the hull's positions (into the compact
-// arrays, cost ascending) into `hull` and returns their number (0 when no option is
-// available). `scratch` and `order` are scratch of size m.
-inline std::size_t prompt_hull(const double* c, const double* q, const std::int64_t* idx,
-                               std::size_t m_all, std::pair<double, std::int64_t>* scratch,
-                               std::int64_t* order, std::int64_t* hull) {
-    // Pass 1: cheapest cost and highest quality; pass 2: the quality of the cheapest
-    // option(s) and the cost of the cheapest best option. Options outside
-    // [c_min, c_star] x [q_base, q_max] can never be on the hull: dropping them first
-    // only saves sort work (the result is the same as without the filter).
-    double c_min = INFINITY, q_max = -INFINITY;
-    for (std::size_t j = 0; j < m_all; ++j) {
-        if (!option_available(c[j], q[j])) continue;
-        c_min = std::min(c_min, c[j]);
-        q_max = std::max(q_max, q[j]);
+// Upper-left hull of one prompt's m options, all available (finite), given compactly
+// in increasing option-index order: option i has cost c[i], quality q[i]. Writes the
+// hull's positions (cost ascending) into `hull` and returns their number (0 when
+// m == 0). `order` is scratch of size m.
+//
+// One pass finds the cheapest cost c_min (q_base: the best quality at that cost) and
+// the highest quality q_max (c_star: the cheapest cost reaching it). Options outside
+// [c_min, c_star] x [q_base, q_max] can never be on the hull: dropping them first
+// only saves work (the result is the same as without the filter). The survivors are
+// insertion-sorted by cost (stable: ties stay in option order), then the chain runs.
+inline std::size_t prompt_hull(const double* c, const double* q, std::size_t m,
+                               std::int32_t* order, std::int32_t* hull) {
+    if (m == 0) return 0;
+    double c_min = c[0], q_base = q[0], q_max = q[0], c_star = c[0];
+    for (std::size_t j = 1; j < m; ++j) {
+        const double cj = c[j], qj = q[j];
+        if (cj < c_min) {
+            c_min = cj;
+            q_base = qj;
+        } else if (cj == c_min && qj > q_base) {
+            q_base = qj;
+        }
+        if (qj > q_max) {
+            q_max = qj;
+            c_star = cj;
+        } else if (qj == q_max && cj < c_star) {
+            c_star = cj;
+        }
     }
-    if (!(c_min < INFINITY)) return 0;
-    double c_star = INFINITY, q_base = -INFINITY;
-    for (std::size_t j = 0; j < m_all; ++j) {
-        if (!option_available(c[j], q[j])) continue;
-        if (q[j] == q_max) c_star = std::min(c_star, c[j]);
-        if (c[j] == c_min) q_base = std::max(q_base, q[j]);
+    std::size_t s = 0;
+    for (std::size_t j = 0; j < m; ++j) {
+        const double cj = c[j];
+        if (!(cj <= c_star && q[j] >= q_base)) continue;
+        std::size_t i = s++;
+        while (i > 0 && c[order[i - 1]] > cj) {
+            order[i] = order[i - 1];
+            --i;
+        }
+        order[i] = static_cast<std::int32_t>(j);
     }
-    // (cost, option index) pairs sorted lexicographically: a stable sort by cost.
-    std::size_t m = 0;
-    for (std::size_t j = 0; j < m_all; ++j) {
-        if (!option_available(c[j], q[j])) continue;
-        if (c[j] <= c_star && q[j] >= q_base)
-            scratch[m++] = {c[j], (idx[j] << 32) | static_cast<std::int64_t>(j)};
-    }
-    std::sort(scratch, scratch + m);
-    for (std::size_t i = 0; i < m; ++i) order[i] = scratch[i].second & 0xffffffff;
     std::size_t h = 0;
-    for (std::size_t i = 0; i < m; ++i) {
-        const std::int64_t o = order[i];
+    for (std::size_t i = 0; i < s; ++i) {
+        const std::int32_t o = order[i];
         const double co = c[o], qo = q[o];
         if (h > 0) {
-            const std::int64_t t = hull[h - 1];
+            const std::int32_t t = hull[h - 1];
             if (qo <= q[t]) continue;  // dominated by the top (no dearer, at least as good)
             if (co == c[t]) --h;       // as cheap, better: replaces the top
         }
         while (h >= 2) {
-            const std::int64_t a = hull[h - 2], b = hull[h - 1];
+            const std::int32_t a = hull[h - 2], b = hull[h - 1];
             const double s_ab = (q[b] - q[a]) / (c[b] - c[a]);
             const double s_bo = (qo - q[b]) / (co - c[b]);
             if (s_ab <= s_bo) {
@@ -106,135 +123,298 @@ inline std::size_t prompt_hull(const double* c, const double* q, const std::int6
     return h;
 }
 
-struct SegmentKey {
-    double slope;
-    std::size_t index;  // position in (prompt, hull position) order
-};
+// The monotone chain over options visited in `order` (cost ascending, ties by option
+// position ascending); writes the hull into `hull`, returns its length.
+inline std::size_t sorted_chain(const double* c, const double* q, const std::int32_t* order,
+                                std::size_t s, std::int32_t* hull) {
+    std::size_t h = 0;
+    for (std::size_t i = 0; i < s; ++i) {
+        const std::int32_t o = order[i];
+        const double co = c[o], qo = q[o];
+        if (h > 0) {
+            const std::int32_t t = hull[h - 1];
+            if (qo <= q[t]) continue;
+            if (co == c[t]) --h;
+        }
+        while (h >= 2) {
+            const std::int32_t a = hull[h - 2], b = hull[h - 1];
+            const double s_ab = (q[b] - q[a]) / (c[b] - c[a]);
+            const double s_bo = (qo - q[b]) / (co - c[b]);
+            if (s_ab <= s_bo) {
+                --h;
+            } else {
+                break;
+            }
+        }
+        hull[h++] = o;
+    }
+    return h;
+}
 
-struct KeyBefore {  // a functor, so that std::sort inlines it
-    bool operator()(const SegmentKey& a, const SegmentKey& b) const {
-        return a.slope > b.slope || (a.slope == b.slope && a.index < b.index);
+// Per-thread scratch for prompt hulls that reuses the previous prompt's cost order:
+// when prompts share their models' cost ranking (per-model prices), checking that
+// order (O(m)) replaces the sort, and the chain runs over all options (the box
+// filter of prompt_hull only saves sort work; the hull is the same). When the order
+// does not fit, prompt_hull runs; the cached order is rebuilt from that prompt while
+// reuse keeps paying off (the result never depends on which path ran).
+class HullWorkspace {
+   public:
+    explicit HullWorkspace(std::size_t M) : order_(M), cached_(M) {}
+
+    std::size_t hull(const double* c, const double* q, std::size_t m, std::int32_t* hull) {
+        if (m == cached_m_ && m > 0) {
+            bool sorted = true;
+            for (std::size_t i = 0; i + 1 < m; ++i) {
+                const std::int32_t a = cached_[i], b = cached_[i + 1];
+                sorted &= c[a] < c[b] || (c[a] == c[b] && a < b);
+            }
+            if (sorted) {
+                misses_ = 0;
+                return sorted_chain(c, q, cached_.data(), m, hull);
+            }
+        }
+        ++misses_;
+        if (misses_ <= 4 || (misses_ & 63) == 0) rebuild(c, m);
+        return prompt_hull(c, q, m, order_.data(), hull);
+    }
+
+   private:
+    std::vector<std::int32_t> order_, cached_;
+    std::size_t cached_m_ = 0;
+    std::size_t misses_ = 0;
+
+    void rebuild(const double* c, std::size_t m) {
+        for (std::size_t j = 0; j < m; ++j) {
+            std::size_t i = j;
+            while (i > 0 && c[cached_[i - 1]] > c[j]) {
+                cached_[i] = cached_[i - 1];
+                --i;
+            }
+            cached_[i] = static_cast<std::int32_t>(j);
+        }
+        cached_m_ = m;
     }
 };
 
-// Sorts keys by KeyBefore: fixed chunks sorted in parallel, then merged pairwise.
-// KeyBefore is a total order, so the result is unique whatever the chunking.
-inline void sort_keys(std::vector<SegmentKey>& keys) {
-    const std::size_t n = keys.size();
-    constexpr std::size_t kChunks = 8;
-    if (n < (std::size_t{1} << 15)) {
-        std::sort(keys.begin(), keys.end(), KeyBefore{});
-        return;
-    }
-    std::vector<std::size_t> bounds(kChunks + 1);
-    for (std::size_t i = 0; i <= kChunks; ++i) bounds[i] = n * i / kChunks;
-    parallel_blocks(kChunks, 1, [&](std::size_t b0, std::size_t b1) {
-        for (std::size_t b = b0; b < b1; ++b)
-            std::sort(keys.begin() + bounds[b], keys.begin() + bounds[b + 1],
-                          KeyBefore{});
-    });
-    for (std::size_t width = 1; width < kChunks; width *= 2) {
-        const std::size_t n_merges = (kChunks + 2 * width - 1) / (2 * width);
-        parallel_blocks(n_merges, 1, [&](std::size_t m0, std::size_t m1) {
-            for (std::size_t mi = m0; mi < m1; ++mi) {
-                const std::size_t lo = 2 * width * mi;
-                const std::size_t mid = std::min(lo + width, kChunks);
-                const std::size_t hi = std::min(lo + 2 * width, kChunks);
-                if (mid >= hi) continue;
-                std::inplace_merge(keys.begin() + bounds[lo], keys.begin() + bounds[mid],
-                                   keys.begin() + bounds[hi], KeyBefore{});
+// Sort key of a slope > 0 (finite or +inf): the bit pattern of a positive double
+// orders like the double, so ~bits ascending = slope descending.
+inline std::uint64_t slope_key(double slope) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &slope, sizeof bits);
+    return ~bits;
+}
+
+// Stable LSD radix sort of (key, payload) by key ascending, 8 bits a pass; a pass
+// whose digit is the same for every key is skipped. Work is cut into a fixed number
+// of blocks (depending on n only), each histogrammed and scattered by one thread:
+// a stable sort's result is unique, so it does not depend on the thread count.
+#ifndef CAPFRONT_RADIX_BITS
+#define CAPFRONT_RADIX_BITS 8
+#endif
+template <class Idx>
+void radix_sort_pairs(std::vector<std::uint64_t>& key, std::vector<Idx>& idx) {
+    const std::size_t n = key.size();
+    if (n < 2) return;
+    const std::size_t n_blocks = n < (std::size_t{1} << 16) ? 1 : 16;
+    std::vector<std::size_t> bounds(n_blocks + 1);
+    for (std::size_t b = 0; b <= n_blocks; ++b) bounds[b] = n * b / n_blocks;
+    std::vector<std::uint64_t> key2(n);
+    std::vector<Idx> idx2(n);
+    constexpr int kBits = CAPFRONT_RADIX_BITS;
+    constexpr std::size_t kRadix = std::size_t{1} << kBits;
+    constexpr std::uint64_t kMask = kRadix - 1;
+    std::vector<std::size_t> hist(n_blocks * kRadix);
+    for (int shift = 0; shift < 64; shift += kBits) {
+        parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
+            for (std::size_t b = b0; b < b1; ++b) {
+                std::size_t* h = hist.data() + b * kRadix;
+                std::fill(h, h + kRadix, std::size_t{0});
+                for (std::size_t i = bounds[b]; i < bounds[b + 1]; ++i)
+                    ++h[(key[i] >> shift) & kMask];
             }
         });
+        bool trivial = false;
+        std::size_t run = 0;
+        for (std::size_t d = 0; d < kRadix; ++d) {
+            std::size_t total = 0;
+            for (std::size_t b = 0; b < n_blocks; ++b) total += hist[b * kRadix + d];
+            if (total == n) trivial = true;
+            for (std::size_t b = 0; b < n_blocks; ++b) {
+                const std::size_t cnt = hist[b * kRadix + d];
+                hist[b * kRadix + d] = run;
+                run += cnt;
+            }
+        }
+        if (trivial) continue;
+        parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
+            for (std::size_t b = b0; b < b1; ++b) {
+                std::size_t* off = hist.data() + b * kRadix;
+                for (std::size_t i = bounds[b]; i < bounds[b + 1]; ++i) {
+                    const std::size_t pos = off[(key[i] >> shift) & kMask]++;
+                    key2[pos] = key[i];
+                    idx2[pos] = idx[i];
+                }
+            }
+        });
+        key.swap(key2);
+        idx.swap(idx2);
     }
 }
+
+struct Segment {
+    double dcost, dquality;
+    std::int64_t prompt;
+    std::int32_t from, to;
+};
 
 }  // namespace detail
 
-// Generic driver: fill(n, c, q, idx) writes prompt n's candidate options compactly
-// (at most M: option idx[i] with cost c[i], quality q[i]) and returns their number;
-// it may leave out options that can never be on the hull (dominated ones).
-// Prompts with no available option get NaN base values and no segments.
+// The per-prompt hulls and their merge, in two steps so that a caller can allocate
+// the outputs once the number of segments is known:
+//   HullMerge merge;
+//   merge.build(N, M, fill, base_cost, base_quality, base_option);  // hulls + sort
+//   merge.write(prompt, dcost, dquality, option_from, option_to);   // merge.size() each
+// fill(n, c, q, idx) writes prompt n's available options compactly (at most M:
+// option idx[i] with finite cost c[i] and quality q[i], idx ascending) and returns
+// their number; it may leave out options that can never be on the hull. Prompts with
+// no available option get NaN base values, base option -1 and no segments.
 // Option indices must fit in 31 bits (M < 2^31).
-template <class Fill>
-HullSegments hull_segments(std::size_t N, std::size_t M, Fill&& fill) {
-    struct Block {
-        std::vector<std::int64_t> prompt, from, to;
-        std::vector<double> dcost, dq;
-    };
-    constexpr std::size_t kGrain = 1024;  // prompts per block
-    const std::size_t n_blocks = (N + kGrain - 1) / kGrain;
-    std::vector<Block> blocks(n_blocks);
-    HullSegments out;
-    out.base_cost.assign(N, NAN);
-    out.base_quality.assign(N, NAN);
-    out.base_option.assign(N, -1);
-    parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
-        std::vector<double> c(M), q(M);
-        std::vector<std::int64_t> idx(M), order(M), hull(M);
-        std::vector<std::pair<double, std::int64_t>> scratch(M);
-        for (std::size_t b = b0; b < b1; ++b) {
-            Block& blk = blocks[b];
-            const std::size_t n1 = std::min(N, (b + 1) * kGrain);
-            for (std::size_t n = b * kGrain; n < n1; ++n) {
-                const std::size_t m = fill(n, c.data(), q.data(), idx.data());
-                const std::size_t h = detail::prompt_hull(
-                    c.data(), q.data(), idx.data(), m, scratch.data(), order.data(),
-                    hull.data());
-                if (h == 0) continue;
-                out.base_option[n] = idx[hull[0]];
-                out.base_cost[n] = c[hull[0]];
-                out.base_quality[n] = q[hull[0]];
-                for (std::size_t i = 1; i < h; ++i) {
-                    const std::int64_t a = hull[i - 1], z = hull[i];
-                    blk.prompt.push_back(static_cast<std::int64_t>(n));
-                    blk.from.push_back(idx[a]);
-                    blk.to.push_back(idx[z]);
-                    blk.dcost.push_back(c[z] - c[a]);
-                    blk.dq.push_back(q[z] - q[a]);
+class HullMerge {
+   public:
+    template <class Fill>
+    void build(std::size_t N, std::size_t M, Fill&& fill, double* base_cost,
+               double* base_quality, std::int64_t* base_option) {
+        constexpr std::size_t kGrain = 1024;  // prompts per block
+        const std::size_t n_blocks = (N + kGrain - 1) / kGrain;
+        blocks_.assign(n_blocks, {});
+        parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
+            std::vector<double> c(M), q(M);
+            std::vector<std::int64_t> idx(M);
+            std::vector<std::int32_t> hull(M);
+            detail::HullWorkspace work(M);
+            for (std::size_t b = b0; b < b1; ++b) {
+                std::vector<detail::Segment>& blk = blocks_[b];
+                blk.reserve(2 * kGrain);
+                const std::size_t n1 = std::min(N, (b + 1) * kGrain);
+                for (std::size_t n = b * kGrain; n < n1; ++n) {
+                    const std::size_t m = fill(n, c.data(), q.data(), idx.data());
+                    const std::size_t h = work.hull(c.data(), q.data(), m, hull.data());
+                    if (h == 0) {
+                        base_option[n] = -1;
+                        base_cost[n] = NAN;
+                        base_quality[n] = NAN;
+                        continue;
+                    }
+                    base_option[n] = idx[hull[0]];
+                    base_cost[n] = c[hull[0]];
+                    base_quality[n] = q[hull[0]];
+                    for (std::size_t i = 1; i < h; ++i) {
+                        const std::int32_t a = hull[i - 1], z = hull[i];
+                        blk.push_back({c[z] - c[a], q[z] - q[a], static_cast<std::int64_t>(n),
+                                       static_cast<std::int32_t>(idx[a]),
+                                       static_cast<std::int32_t>(idx[z])});
+                    }
                 }
             }
+        });
+        offset_.assign(n_blocks + 1, 0);
+        for (std::size_t b = 0; b < n_blocks; ++b)
+            offset_[b + 1] = offset_[b] + blocks_[b].size();
+        const std::size_t S = offset_[n_blocks];
+        if (S < (std::size_t{1} << 32)) {
+            sort_by_slope(idx32_);
+        } else {
+            sort_by_slope(idx64_);
         }
-    });
-    std::vector<std::size_t> offset(n_blocks + 1, 0);
-    for (std::size_t b = 0; b < n_blocks; ++b) offset[b + 1] = offset[b] + blocks[b].prompt.size();
-    const std::size_t S = offset[n_blocks];
-    std::vector<detail::SegmentKey> keys(S);
-    parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
-        for (std::size_t b = b0; b < b1; ++b) {
-            const Block& blk = blocks[b];
-            for (std::size_t i = 0; i < blk.prompt.size(); ++i)
-                keys[offset[b] + i] = {blk.dq[i] / blk.dcost[i], offset[b] + i};
+    }
+
+    std::size_t size() const { return offset_.empty() ? 0 : offset_.back(); }
+
+    // Writes the segments in merge order (slope descending, ties by prompt and
+    // position along the prompt's hull); each output has size() entries.
+    void write(std::int64_t* prompt, double* dcost, double* dquality,
+               std::int64_t* option_from, std::int64_t* option_to) const {
+        if (!idx32_.empty()) {
+            gather(idx32_, prompt, dcost, dquality, option_from, option_to);
+        } else {
+            gather(idx64_, prompt, dcost, dquality, option_from, option_to);
         }
-    });
-    detail::sort_keys(keys);
-    // Gather: map a global (unsorted) index back to its block.
-    std::vector<std::size_t> block_of(S);
-    for (std::size_t b = 0; b < n_blocks; ++b)
-        std::fill(block_of.begin() + offset[b], block_of.begin() + offset[b + 1], b);
+    }
+
+   private:
+    std::vector<std::vector<detail::Segment>> blocks_;
+    std::vector<detail::Segment> segs_;  // all segments, in (prompt, position) order
+    std::vector<std::size_t> offset_;
+    std::vector<std::uint32_t> idx32_;
+    std::vector<std::uint64_t> idx64_;
+
+    template <class Idx>
+    void sort_by_slope(std::vector<Idx>& idx) {
+        const std::size_t S = size();
+        std::vector<std::uint64_t> key(S);
+        idx.resize(S);
+        segs_.resize(S);
+        parallel_blocks(blocks_.size(), 1, [&](std::size_t b0, std::size_t b1) {
+            for (std::size_t b = b0; b < b1; ++b) {
+                std::vector<detail::Segment>& blk = blocks_[b];
+                for (std::size_t i = 0; i < blk.size(); ++i) {
+                    const std::size_t g = offset_[b] + i;
+                    segs_[g] = blk[i];
+                    key[g] = detail::slope_key(blk[i].dquality / blk[i].dcost);
+                    idx[g] = static_cast<Idx>(g);
+                }
+                std::vector<detail::Segment>().swap(blk);
+            }
+        });
+        detail::radix_sort_pairs(key, idx);
+    }
+
+    template <class Idx>
+    void gather(const std::vector<Idx>& idx, std::int64_t* prompt, double* dcost,
+                double* dquality, std::int64_t* option_from, std::int64_t* option_to) const {
+        parallel_blocks(idx.size(), kBlockRows * 16, [&](std::size_t s0, std::size_t s1) {
+            constexpr std::size_t kAhead = 16;
+            const detail::Segment* segs = segs_.data();
+            for (std::size_t s = s0; s < s1; ++s) {
+                if (s + kAhead < s1) __builtin_prefetch(segs + idx[s + kAhead]);
+                const detail::Segment& seg = segs[idx[s]];
+                prompt[s] = seg.prompt;
+                dcost[s] = seg.dcost;
+                dquality[s] = seg.dquality;
+                option_from[s] = seg.from;
+                option_to[s] = seg.to;
+            }
+        });
+    }
+};
+
+// Generic driver returning the segments as vectors (see HullMerge for `fill`).
+template <class Fill>
+HullSegments hull_segments(std::size_t N, std::size_t M, Fill&& fill) {
+    HullSegments out;
+    out.base_cost.resize(N);
+    out.base_quality.resize(N);
+    out.base_option.resize(N);
+    HullMerge merge;
+    merge.build(N, M, fill, out.base_cost.data(), out.base_quality.data(),
+                out.base_option.data());
+    const std::size_t S = merge.size();
     out.prompt.resize(S);
-    out.option_from.resize(S);
-    out.option_to.resize(S);
     out.dcost.resize(S);
     out.dquality.resize(S);
-    parallel_blocks(S, kBlockRows * 16, [&](std::size_t s0, std::size_t s1) {
-        for (std::size_t s = s0; s < s1; ++s) {
-            const std::size_t g = keys[s].index;
-            const Block& blk = blocks[block_of[g]];
-            const std::size_t i = g - offset[block_of[g]];
-            out.prompt[s] = blk.prompt[i];
-            out.option_from[s] = blk.from[i];
-            out.option_to[s] = blk.to[i];
-            out.dcost[s] = blk.dcost[i];
-            out.dquality[s] = blk.dq[i];
-        }
-    });
+    out.option_from.resize(S);
+    out.option_to.resize(S);
+    merge.write(out.prompt.data(), out.dcost.data(), out.dquality.data(),
+                out.option_from.data(), out.option_to.data());
     return out;
 }
 
-// Dense options: cost and quality shaped (N, M), row-major.
-inline HullSegments hull_segments_dense(const double* cost, const double* quality,
-                                        std::size_t N, std::size_t M) {
-    return hull_segments(N, M, [&](std::size_t n, double* c, double* q, std::int64_t* idx) {
+// fill for dense options: cost and quality shaped (N, M), row-major.
+struct DenseFill {
+    const double* cost;
+    const double* quality;
+    std::size_t M;
+    std::size_t operator()(std::size_t n, double* c, double* q, std::int64_t* idx) const {
         std::size_t m = 0;
         for (std::size_t j = 0; j < M; ++j) {
             const double cj = cost[n * M + j], qj = quality[n * M + j];
@@ -244,8 +424,88 @@ inline HullSegments hull_segments_dense(const double* cost, const double* qualit
             idx[m++] = static_cast<std::int64_t>(j);
         }
         return m;
-    });
+    }
+};
+
+inline HullSegments hull_segments_dense(const double* cost, const double* quality,
+                                        std::size_t N, std::size_t M) {
+    return hull_segments(N, M, DenseFill{cost, quality, M});
 }
+
+// A strided (N, L) view (strides in elements; 0 broadcasts).
+template <class T>
+struct Strided2D {
+    const T* data;
+    std::ptrdiff_t s0, s1;
+    T operator()(std::size_t n, std::size_t l) const {
+        return data[static_cast<std::ptrdiff_t>(n) * s0 + static_cast<std::ptrdiff_t>(l) * s1];
+    }
+};
+
+// fill for the prehoc options straight from the per-cell statistics (no (N, L) option
+// arrays): cell (n, l) with g = n_draws[n, l] has quality qnum / g (divide_quality)
+// or qnum, and cost cnum / g (divide_cost) or cnum, all in double (the same
+// operations as NumPy's true division of the arrays); it is available when g > 0
+// and both are finite. `negative_cost` is set when some cell's cost is < 0 (NaN
+// compares false; available or not), which the caller reports as an error.
+template <class TQ, class TG>
+struct CellFill {
+    Strided2D<TQ> qnum;
+    Strided2D<TG> n_draws;
+    Strided2D<double> cnum;
+    bool divide_quality, divide_cost;
+    std::size_t L;
+    std::atomic<bool>* negative_cost;
+    // Two passes over the row: the values (all divisions issue back to back), then
+    // the compaction of the available ones (c, q, idx are scratch of size >= L).
+    std::size_t operator()(std::size_t n, double* c, double* q, std::int64_t* idx) const {
+        const auto row = static_cast<std::ptrdiff_t>(n);
+        const TQ* qr = qnum.data + row * qnum.s0;
+        const TG* gr = n_draws.data + row * n_draws.s0;
+        const double* cr = cnum.data + row * cnum.s0;
+        const std::ptrdiff_t qs = qnum.s1, gs = n_draws.s1, cs = cnum.s1;
+        const auto LL = static_cast<std::ptrdiff_t>(L);
+        if (divide_quality && divide_cost && qs == 1 && gs == 1 && cs == 1) {
+            for (std::ptrdiff_t l = 0; l < LL; ++l) {  // contiguous rows: vectorisable
+                const double gd = static_cast<double>(gr[l]);
+                q[l] = static_cast<double>(qr[l]) / gd;
+                c[l] = cr[l] / gd;
+                idx[l] = gr[l] > 0;
+            }
+        } else if (divide_quality && divide_cost) {
+            for (std::ptrdiff_t l = 0; l < LL; ++l) {
+                const TG g = gr[l * gs];
+                const double gd = static_cast<double>(g);
+                q[l] = static_cast<double>(qr[l * qs]) / gd;
+                c[l] = cr[l * cs] / gd;
+                idx[l] = g > 0;
+            }
+        } else {
+            for (std::ptrdiff_t l = 0; l < LL; ++l) {
+                const TG g = gr[l * gs];
+                const double gd = static_cast<double>(g);
+                const double qv = static_cast<double>(qr[l * qs]);
+                const double cv = cr[l * cs];
+                q[l] = divide_quality ? qv / gd : qv;
+                c[l] = divide_cost ? cv / gd : cv;
+                idx[l] = g > 0;
+            }
+        }
+        std::size_t m = 0;
+        bool neg = false;
+        for (std::ptrdiff_t l = 0; l < LL; ++l) {
+            const double cl = c[l], ql = q[l];
+            neg |= cl < 0;
+            if (idx[l] && std::isfinite(cl) && std::isfinite(ql)) {
+                c[m] = cl;
+                q[m] = ql;
+                idx[m++] = l;
+            }
+        }
+        if (neg) negative_cost->store(true, std::memory_order_relaxed);
+        return m;
+    }
+};
 
 // Posthoc options of binary data built on the fly (no (N, L*K) arrays): option
 // j = l*K + (k-1) is "best of k draws of model l" with cost k * cell_cost[n,l] and
@@ -254,13 +514,13 @@ inline HullSegments hull_segments_dense(const double* cost, const double* qualit
 // Unavailable when k > G[n,l] (so cells with G = 0 have no option) or the cell cost
 // is not finite. Options past the first k with pass@k = 1 (k = G-S+1), and k > 1
 // when S = 0, are dominated by an option of the same model and are not generated.
-inline HullSegments hull_segments_posthoc(const std::int64_t* successes,
-                                          const std::int64_t* n_draws,
-                                          const double* cell_cost, std::size_t N,
-                                          std::size_t L, std::size_t K) {
-    const auto KK = static_cast<std::int64_t>(K);
-    return hull_segments(N, L * K, [&](std::size_t n, double* c, double* q,
-                                       std::int64_t* idx) {
+struct PosthocFill {
+    const std::int64_t* successes;
+    const std::int64_t* n_draws;
+    const double* cell_cost;
+    std::size_t L, K;
+    std::size_t operator()(std::size_t n, double* c, double* q, std::int64_t* idx) const {
+        const auto KK = static_cast<std::int64_t>(K);
         std::size_t m = 0;
         for (std::size_t l = 0; l < L; ++l) {
             const std::int64_t S = successes[n * L + l], G = n_draws[n * L + l];
@@ -285,7 +545,59 @@ inline HullSegments hull_segments_posthoc(const std::int64_t* successes,
             }
         }
         return m;
-    });
+    }
+};
+
+inline HullSegments hull_segments_posthoc(const std::int64_t* successes,
+                                          const std::int64_t* n_draws,
+                                          const double* cell_cost, std::size_t N,
+                                          std::size_t L, std::size_t K) {
+    return hull_segments(N, L * K, PosthocFill{successes, n_draws, cell_cost, L, K});
+}
+
+// The frontier's vertices for prompt weights w (summing to 1): from (x0, y0) =
+// (sum w * base_cost, sum w * base_quality) (the caller's sums), the running points
+// x0 + cumsum(w[prompt] * dcost), y0 + cumsum(w[prompt] * dquality) over the segments
+// with w[prompt] > 0 (sequential sums, as numpy.cumsum), keeping the first and last
+// point and every point between two segments whose slopes dquality / dcost are not
+// equal to a relative 1e-12 (numpy.isclose(a, b, rtol=1e-12, atol=0):
+// |a - b| <= 0 + 1e-12 |b|; infinite slopes are close only when equal).
+// Writes the kept points into x, y (capacity: segments + 1) and returns their number.
+CAPFRONT_FRONTIER_NO_CONTRACT inline std::size_t frontier_vertices(
+    double x0, double y0, const double* w, const std::int64_t* prompt, const double* dcost,
+    const double* dquality, std::size_t S, double* x, double* y) {
+    auto close = [](double a, double b) {
+        if (std::isfinite(a) && std::isfinite(b)) return std::abs(a - b) <= 0.0 + 1e-12 * std::abs(b);
+        return a == b;
+    };
+    std::size_t out = 0;
+    x[out] = x0;
+    y[out++] = y0;
+    double ax = 0.0, ay = 0.0;
+    bool have_prev = false;
+    double prev_slope = 0.0, px = 0.0, py = 0.0;  // the pending point after the previous segment
+    for (std::size_t s = 0; s < S; ++s) {
+        const double ws = w[prompt[s]];
+        if (!(ws > 0)) continue;
+        const double slope = dquality[s] / dcost[s];
+        if (have_prev && !close(prev_slope, slope)) {
+            x[out] = px;
+            y[out++] = py;
+        }
+        const double dx = ws * dcost[s];
+        const double dy = ws * dquality[s];
+        ax += dx;
+        ay += dy;
+        px = x0 + ax;
+        py = y0 + ay;
+        prev_slope = slope;
+        have_prev = true;
+    }
+    if (have_prev) {
+        x[out] = px;
+        y[out++] = py;
+    }
+    return out;
 }
 
 }  // namespace capfront
