@@ -53,24 +53,25 @@ def _naive_orderings_crossfit_curve(scores, valid, sizes, pk, mk, seed, n_splits
                     continue
                 stride = 4 * ((m + 3) // 4)
                 w = _philox.stream_words(seed, int(pk[n]), int(mk[l]), s * stride, m)
+                total = float(np.cumsum(a)[-1])  # original order
                 a = a.copy()
-                for i in range(m - 1, 0, -1):
-                    j = (int(w[i]) * (i + 1)) >> 32
+                for i in range(m - 1):  # forward Fisher-Yates
+                    j = i + ((int(w[i]) * (m - i)) >> 32)
                     a[i], a[j] = a[j], a[i]
-                prefix.append(np.concatenate([[0.0], np.cumsum(a)]))
+                prefix.append((np.concatenate([[0.0], np.cumsum(a)]), total))
+            obs = [p for p in prefix if p is not None]
             vals = []
             for g in sorted({gmin // 2, gmin - gmin // 2}):
-                sel = [c[g] / g if c is not None else -np.inf for c in prefix]
-                best = max(sel)
+                best = max(c[g] / g for c, _ in obs)
                 rest = [
-                    (c[-1] - c[g]) / (len(c) - 1 - g)
-                    for c, v in zip(prefix, sel, strict=True)
-                    if c is not None and v >= best - 1e-12
+                    (total - c[g]) / (len(c) - 1 - g)
+                    for c, total in obs
+                    if c[g] / g >= best - 1e-12
                 ]
                 vals.append(np.mean(rest))
             cf_rows[n] += np.mean(vals)
             for k, g in enumerate(sizes):
-                curve[n, k] += max(c[g] / g for c in prefix if c is not None)
+                curve[n, k] += max(c[g] / g for c, _ in obs)
     return cf_rows / n_splits, curve / n_splits
 
 
@@ -105,8 +106,8 @@ def test_backends_agree(rng_seed, N, L, G, p_valid, seed, n_splits):
 
 @pytest.mark.parametrize("case", range(4))
 def test_matches_naive_layout(case):
-    """The documented ordering (Fisher-Yates on the cell's Philox stream) written
-    out with plain loops."""
+    """The documented ordering (forward Fisher-Yates on the cell's Philox stream,
+    the total in the original order) written out with plain loops."""
     rng = np.random.default_rng(100 + case)
     N, L, G = 3, 1 + case, 2 + 2 * case
     scores, valid = _ragged(rng, N, L, G, 0.6)

@@ -1,7 +1,8 @@
 """Numba kernels of the graded-score Monte Carlo (``cpp/include/capfront/graded.hpp``
 describes the algorithm; :mod:`capfront.debias.graded` holds the NumPy reference).
 
-Each cell's valid draws are shuffled by Fisher-Yates with words of its own
+Each cell's valid draws are shuffled by forward Fisher-Yates (stopping after the
+largest prefix needed) with words of its own
 Philox4x32-10 stream (rep = prompt key, stream = model key; split ``s`` uses words
 ``s * stride ..``, ``stride = 4 ceil(m / 4)``), so the result does not depend on
 the thread count; prefix sums and all reductions run in the same order as the C++
@@ -22,38 +23,42 @@ _SPLIT_CHUNK = 64  # splits per batch of words (results don't care)
 
 
 @njit
-def _load(scores, valid, n, compact, count):
-    """Compacts prompt n's valid draws per model; returns the fewest of an
-    observed model (0 if none)."""
+def _load(scores, valid, n, compact, count, total):
+    """Compacts prompt n's valid draws per model (and sums them in that order);
+    returns the fewest of an observed model (0 if none)."""
     L = scores.shape[1]
     G = scores.shape[2]
     gmin = 0
     for l in range(L):
         m = 0
+        acc = 0.0
         for k in range(G):
             if valid[n, l, k]:
                 compact[l, m] = scores[n, l, k]
+                acc += scores[n, l, k]
                 m += 1
         count[l] = m
+        total[l] = acc
         if m > 0 and (gmin == 0 or m < gmin):
             gmin = m
     return gmin
 
 
 @njit
-def _shuffle_prefix(compact, l, m, words, w0, a, csum):
-    """Fisher-Yates of model l's m draws with words[w0 + i], then prefix sums."""
-    for k in range(m):
-        a[k] = compact[l, k]
-    for i in range(m - 1, 0, -1):
+def _shuffle_prefix(compact, l, m, k, words, w0, a, csum):
+    """First k steps of the forward Fisher-Yates shuffle of model l's m draws with
+    words[w0 + i], then the prefix sums csum[0..k]."""
+    for i in range(m):
+        a[i] = compact[l, i]
+    for i in range(k):
         w = np.uint64(words[w0 + i])
-        j = np.int64((w * np.uint64(i + 1)) >> np.uint64(32))
+        j = i + np.int64((w * np.uint64(m - i)) >> np.uint64(32))
         t = a[i]
         a[i] = a[j]
         a[j] = t
     csum[0] = 0.0
-    for k in range(m):
-        csum[k + 1] = csum[k] + a[k]
+    for i in range(k):
+        csum[i + 1] = csum[i] + a[i]
 
 
 @njit
@@ -82,6 +87,7 @@ def graded_crossfit_rows_nb(
     for c in prange(n_chunks):
         compact = np.empty((L, max(G, 1)))
         count = np.zeros(L, dtype=np.int64)
+        total = np.zeros(L)
         a = np.empty(max(G, 1))
         csum = np.empty(G + 1)
         words = np.empty(_SPLIT_CHUNK * 4 * ((G + 3) // 4), dtype=np.uint32)
@@ -90,7 +96,7 @@ def graded_crossfit_rows_nb(
         sel2 = np.zeros((_SPLIT_CHUNK, L))
         rest2 = np.zeros((_SPLIT_CHUNK, L))
         for n in range(c * _GRAIN, min(N, (c + 1) * _GRAIN)):
-            gmin = _load(scores, valid, n, compact, count)
+            gmin = _load(scores, valid, n, compact, count, total)
             if gmin == 0:
                 out[n] = np.nan
                 continue
@@ -114,11 +120,11 @@ def graded_crossfit_rows_nb(
                         words,
                     )
                     for t in range(ns):
-                        _shuffle_prefix(compact, l, m, words, t * stride, a, csum)
+                        _shuffle_prefix(compact, l, m, g2, words, t * stride, a, csum)
                         sel1[t, l] = csum[g1] / g1
-                        rest1[t, l] = (csum[m] - csum[g1]) / (m - g1)
+                        rest1[t, l] = (total[l] - csum[g1]) / (m - g1)
                         sel2[t, l] = csum[g2] / g2
-                        rest2[t, l] = (csum[m] - csum[g2]) / (m - g2)
+                        rest2[t, l] = (total[l] - csum[g2]) / (m - g2)
                 for t in range(ns):
                     v1 = _crossfit_value(sel1[t], rest1[t], count)
                     if g1 == g2:
@@ -142,13 +148,17 @@ def graded_curve_rows_nb(
     for c in prange(n_chunks):
         compact = np.empty((L, max(G, 1)))
         count = np.zeros(L, dtype=np.int64)
+        total = np.zeros(L)
         a = np.empty(max(G, 1))
         csum = np.empty(G + 1)
         words = np.empty(_SPLIT_CHUNK * 4 * ((G + 3) // 4), dtype=np.uint32)
         best = np.empty((_SPLIT_CHUNK, K))
+        k_max = 0
+        for k in range(K):
+            k_max = max(k_max, sizes[k])
         acc = np.empty(K)
         for n in range(c * _GRAIN, min(N, (c + 1) * _GRAIN)):
-            gmin = _load(scores, valid, n, compact, count)
+            gmin = _load(scores, valid, n, compact, count, total)
             if gmin == 0:
                 out[n, :] = np.nan
                 continue
@@ -171,7 +181,9 @@ def graded_curve_rows_nb(
                         words,
                     )
                     for t in range(ns):
-                        _shuffle_prefix(compact, l, m, words, t * stride, a, csum)
+                        _shuffle_prefix(
+                            compact, l, m, k_max, words, t * stride, a, csum
+                        )
                         for k in range(K):
                             v = csum[sizes[k]] / sizes[k]
                             if v > best[t, k]:

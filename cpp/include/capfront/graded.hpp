@@ -5,8 +5,10 @@
 //
 // Random ordering (the same in python/capfront/debias/graded.py and
 // _numba_graded.py, bit for bit): the m valid draws of cell (n, l) are taken in
-// their original order a[0..m) and shuffled by Fisher-Yates,
-//     for i = m-1 .. 1:  j = (w[i] * (i + 1)) >> 32,  swap(a[i], a[j]),
+// their original order a[0..m) and shuffled by forward Fisher-Yates,
+//     for i = 0 .. m-2:  j = i + ((w[i] * (m - i)) >> 32),  swap(a[i], a[j]),
+// whose first k steps already fix a[0..k) (a uniform random k-subset in random
+// order), so the kernels stop after the largest prefix they need;
 // where w[i] = word s * stride + i of the Philox4x32-10 stream (rep = prompt_key[n],
 // stream = model_key[l]) in the bootstrap's layout (philox_stream_words), s the split,
 // stride = 4 * ceil(m / 4) (whole blocks per split). The words depend only on (seed,
@@ -15,9 +17,10 @@
 // (The multiply-shift index is biased by at most m / 2^32, far below Monte Carlo
 // error.)
 //
-// Per prompt and split, with c[k] = a[0] + ... + a[k-1] summed in that order:
+// Per prompt and split, with c[k] = a[0] + ... + a[k-1] summed in that order and
+// T = the sum of the cell's valid draws in their original order:
 // - crossfit: gmin = fewest valid draws of an observed cell; for g in
-//   {floor(gmin/2), ceil(gmin/2)}: sel_l = c_l[g] / g, rest_l = (c_l[m_l] - c_l[g]) /
+//   {floor(gmin/2), ceil(gmin/2)}: sel_l = c_l[g] / g, rest_l = (T_l - c_l[g]) /
 //   (m_l - g); the value is the mean of rest_l over the models with
 //   sel_l >= max_l sel_l - 1e-12 (ties shared, models in order); the split's
 //   contribution is the mean over the two g (one when they are equal).
@@ -53,6 +56,7 @@ struct PromptWork {
     std::size_t L, G;
     std::vector<double> compact;       // (L, G): valid draws of model l first, in order
     std::vector<std::int64_t> count;   // valid draws per model
+    std::vector<double> total;         // their sum, in original order
     std::vector<double> shuffled;      // (G)
     std::vector<double> csum;          // (G + 1)
     std::vector<std::uint32_t> words;  // (kSplitChunk * stride)
@@ -61,6 +65,7 @@ struct PromptWork {
           G(G_),
           compact(L_ * G_),
           count(L_),
+          total(L_),
           shuffled(G_),
           csum(G_ + 1),
           words(kSplitChunk * 4 * ((G_ + 3) / 4)) {}
@@ -73,9 +78,15 @@ struct PromptWork {
             const bool* v = valid + l * G;
             double* c = compact.data() + l * G;
             std::int64_t m = 0;
-            for (std::size_t k = 0; k < G; ++k)
-                if (v[k]) c[m++] = s[k];
+            double sum = 0.0;
+            for (std::size_t k = 0; k < G; ++k) {
+                if (v[k]) {
+                    c[m++] = s[k];
+                    sum += s[k];
+                }
+            }
             count[l] = m;
+            total[l] = sum;
             if (m > 0 && (gmin == 0 || m < gmin)) gmin = m;
         }
         return gmin;
@@ -91,18 +102,20 @@ struct PromptWork {
         return stride;
     }
 
-    // Shuffles model l's valid draws with words w[0..m) and fills csum[0..m].
-    void shuffle_prefix(std::size_t l, const std::uint32_t* w) {
+    // The first k (<= m) positions of model l's forward Fisher-Yates shuffle with
+    // words w[0..k), and csum[0..k].
+    void shuffle_prefix(std::size_t l, const std::uint32_t* w, std::int64_t k) {
         const std::int64_t m = count[l];
         const double* c = compact.data() + l * G;
         std::copy(c, c + m, shuffled.begin());
-        for (std::int64_t i = m - 1; i >= 1; --i) {
+        for (std::int64_t i = 0; i < k; ++i) {
             const std::uint64_t j =
-                (static_cast<std::uint64_t>(w[i]) * static_cast<std::uint64_t>(i + 1)) >> 32;
+                static_cast<std::uint64_t>(i) +
+                ((static_cast<std::uint64_t>(w[i]) * static_cast<std::uint64_t>(m - i)) >> 32);
             std::swap(shuffled[i], shuffled[j]);
         }
         csum[0] = 0.0;
-        for (std::int64_t k = 0; k < m; ++k) csum[k + 1] = csum[k] + shuffled[k];
+        for (std::int64_t i = 0; i < k; ++i) csum[i + 1] = csum[i] + shuffled[i];
     }
 };
 
@@ -159,12 +172,13 @@ inline void graded_crossfit_rows(const double* scores, const bool* valid, std::s
                         work.fetch_words(l, seed, s0, ns, prompt_key[n], model_key[l]);
                     const double* c = work.csum.data();
                     for (std::uint32_t t = 0; t < ns; ++t) {
-                        work.shuffle_prefix(l, work.words.data() + t * stride);
+                        work.shuffle_prefix(l, work.words.data() + t * stride, g2);
                         const std::size_t i = t * L + l;
+                        const double T = work.total[l];
                         sel1[i] = c[g1] / static_cast<double>(g1);
-                        rest1[i] = (c[m] - c[g1]) / static_cast<double>(m - g1);
+                        rest1[i] = (T - c[g1]) / static_cast<double>(m - g1);
                         sel2[i] = c[g2] / static_cast<double>(g2);
-                        rest2[i] = (c[m] - c[g2]) / static_cast<double>(m - g2);
+                        rest2[i] = (T - c[g2]) / static_cast<double>(m - g2);
                     }
                 }
                 for (std::uint32_t t = 0; t < ns; ++t) {
@@ -197,6 +211,7 @@ inline void graded_curve_rows(const double* scores, const bool* valid, std::size
     parallel_blocks(N, kGradedGrain, [&](std::size_t r0, std::size_t r1) {
         PromptWork work(L, G);
         std::vector<double> best(kSplitChunk * n_sizes), acc(n_sizes);
+        const std::int64_t k_max = n_sizes ? *std::max_element(sizes, sizes + n_sizes) : 0;
         for (std::size_t n = r0; n < r1; ++n) {
             double* o = out + n * n_sizes;
             const std::int64_t gmin = work.load(scores + n * L * G, valid + n * L * G);
@@ -213,7 +228,7 @@ inline void graded_curve_rows(const double* scores, const bool* valid, std::size
                     const std::size_t stride =
                         work.fetch_words(l, seed, s0, ns, prompt_key[n], model_key[l]);
                     for (std::uint32_t t = 0; t < ns; ++t) {
-                        work.shuffle_prefix(l, work.words.data() + t * stride);
+                        work.shuffle_prefix(l, work.words.data() + t * stride, k_max);
                         double* b = best.data() + t * n_sizes;
                         for (std::size_t k = 0; k < n_sizes; ++k)
                             b[k] = std::max(b[k], work.csum[sizes[k]] /

@@ -9,8 +9,10 @@ counts and refuse graded data.
 Random orderings (identical in the three backends: ``cpp``
 ``cpp/include/capfront/graded.hpp``, ``numba`` :mod:`capfront._numba_graded`, and
 the NumPy reference here). The ``m`` valid draws ``a[0..m)`` of a cell, in their
-original order, are shuffled by Fisher-Yates,
-``for i = m-1 .. 1: j = (w[i] * (i + 1)) >> 32; swap(a[i], a[j])``,
+original order, are shuffled by forward Fisher-Yates,
+``for i = 0 .. m-2: j = i + ((w[i] * (m - i)) >> 32); swap(a[i], a[j])``
+(the first ``k`` steps fix ``a[0..k)``, a uniform random ``k``-subset in random
+order, so the compiled kernels stop after the largest prefix they need),
 where ``w[i]`` is word ``split * stride + i`` (``stride = 4 ceil(m / 4)``, whole
 blocks per split) of the Philox4x32-10 stream of :mod:`capfront._philox` in the
 bootstrap's layout, with replicate = the prompt key and stream = the model key
@@ -20,8 +22,8 @@ chunking. The keys are CRC-32 hashes of the prompt and model labels
 (:func:`label_keys`), so permuting the prompts or models of an ``EvalResults``
 permutes the per-prompt values along and leaves the estimate unchanged, and
 selecting a subset of models keeps the other cells' orderings. Prefix sums
-``c[k] = a[0] + ... + a[k-1]`` and every reduction run in one fixed order, so the
-backends agree to the last bit.
+``c[k] = a[0] + ... + a[k-1]``, the cell total ``T`` (summed in the original order)
+and every reduction run in one fixed order, so the backends agree to the last bit.
 """
 
 from __future__ import annotations
@@ -142,13 +144,14 @@ def _words(
 def _shuffled_prefix(
     compact: np.ndarray, count: np.ndarray, words: np.ndarray
 ) -> np.ndarray:
-    """Fisher-Yates over each cell's first ``count`` entries (vectorised over
-    cells), then prefix sums: ``out[..., k - 1] = c[k]``."""
+    """Forward Fisher-Yates over each cell's first ``count`` entries (vectorised
+    over cells), then prefix sums: ``out[..., k - 1] = c[k]``."""
     a = compact.copy()
-    for i in range(a.shape[2] - 1, 0, -1):
-        j = ((words[:, :, i] * np.uint64(i + 1)) >> np.uint64(32)).astype(np.intp)
+    for i in range(a.shape[2] - 1):
+        act = count > i + 1
+        span = np.where(act, count - i, 1).astype(np.uint64)
+        j = i + ((words[:, :, i] * span) >> np.uint64(32)).astype(np.intp)
         j = j[:, :, None]
-        act = count > i
         ai = a[:, :, i].copy()
         aj = np.take_along_axis(a, j, axis=2)[:, :, 0]
         a[:, :, i] = np.where(act, aj, ai)
@@ -181,12 +184,12 @@ def _crossfit_rows_np(scores, valid, pk, mk, seed, n_splits) -> np.ndarray:
         obs = count > 0
         gmin = np.where(obs, count, np.iinfo(np.int64).max).min(axis=1)
         halves = (gmin // 2, gmin - gmin // 2)
+        total = _at(np.cumsum(compact, axis=2), count)  # original order
         acc = np.zeros(len(gmin))
         for s in range(n_splits):
             csum = _shuffled_prefix(
                 compact, count, _words(seed, s, pk[sl], mk, count, G)
             )
-            total = _at(csum, count)
             v = []
             for g in halves:
                 with np.errstate(invalid="ignore", divide="ignore"):
