@@ -330,3 +330,31 @@ def test_binding_checks():
         core.graded_crossfit_rows(x, ok, pk, mk[:1], 0, 4)
     with pytest.raises(ValueError, match="valid"):
         core.graded_crossfit_rows(x, ok[:, :1], pk, mk, 0, 4)
+
+
+def test_numba_bodies_as_python():
+    """The Numba kernels' bodies run as plain Python (no numba) and agree."""
+    from capfront import _numba_graded as nbg
+
+    rng = np.random.default_rng(4)
+    scores, valid = _ragged(rng, 3, 2, 5, 0.7)
+    pk = np.array([5, 6, 7], dtype=np.uint32)
+    mk = np.array([1, 9], dtype=np.uint32)
+    sizes = np.array([1, 2], dtype=np.int64)
+    seed = 2**33 + 5
+    lo, hi = _philox.philox_key(seed)
+    kw = {"n_splits": 3, "seed": seed, "prompt_key": pk, "model_key": mk}
+    cross = getattr(nbg.graded_crossfit_rows_nb, "py_func", nbg.graded_crossfit_rows_nb)
+    curve = getattr(nbg.graded_curve_rows_nb, "py_func", nbg.graded_curve_rows_nb)
+    np.testing.assert_allclose(
+        cross(scores, valid, pk, mk, lo, hi, 3),
+        graded.graded_crossfit_rows(scores, valid, backend="numpy", **kw),
+        rtol=0,
+        atol=1e-12,
+    )
+    np.testing.assert_allclose(
+        curve(scores, valid, sizes, pk, mk, lo, hi, 3),
+        graded.graded_curve_rows(scores, valid, sizes, backend="numpy", **kw),
+        rtol=0,
+        atol=1e-12,
+    )
