@@ -1,4 +1,5 @@
 // Bindings of the debiased-oracle kernels (cpp/include/capfront/debias.hpp).
+#include <cmath>
 #include <cstdint>
 
 #include "capfront/debias.hpp"
@@ -186,58 +187,57 @@ py::array_t<double> pgm_mstep_scores(const carray<double>& stats, const carray<d
 }
 
 py::tuple pgm_emax(const carray<double>& resp, const carray<std::int64_t>& cell_row,
-                   const carray<std::int64_t>& topic, const carray<std::int64_t>& eta_idx,
-                   const carray<double>& eta_wt, const carray<double>& cdf_table,
-                   const carray<double>& mean_table, const carray<double>& x_grid,
-                   double min_resp) {
+                   const carray<std::int64_t>& topic, const carray<double>& theta,
+                   const carray<double>& d_grid, const carray<double>& loglik,
+                   const carray<double>& t_grid, int family, double scale,
+                   const carray<std::int64_t>& cut, const carray<double>& w1,
+                   const carray<double>& w2,
+                   double min_resp, double eps) {
     require(resp.ndim() == 2 && cell_row.ndim() == 2 && resp.shape(0) == cell_row.shape(0),
             "resp (N, J) and cell_row (N, L) must agree in N");
-    require(eta_idx.ndim() == 3 && eta_wt.ndim() == 3, "eta_idx, eta_wt must be (L, K, J)");
-    require(cdf_table.ndim() == 3 && mean_table.ndim() == 2,
-            "cdf_table must be (R, E, M + 1) and mean_table (R, E)");
+    require(theta.ndim() == 2 && theta.shape(0) == cell_row.shape(1), "theta must be (L, K)");
+    require(d_grid.ndim() == 1 && d_grid.shape(0) == resp.shape(1), "d_grid must have J points");
+    require(t_grid.ndim() == 1 && t_grid.shape(0) >= 2, "t_grid must be 1-D, >= 2 points");
+    require(loglik.ndim() == 2 && loglik.shape(1) == t_grid.shape(0), "loglik must be (R, T)");
+    require(cut.ndim() == 1 && w1.ndim() == 1 && w2.ndim() == 1 &&
+                cut.shape(0) == w1.shape(0) && cut.shape(0) == w2.shape(0) && cut.shape(0) >= 2,
+            "cut, w1 and w2 must be 1-D of equal length >= 2");
+    require(family == 0 || family == 1, "family must be 0 (logitnormal) or 1 (betabinomial)");
+    require(std::isfinite(scale) && scale >= 0.0 && (family == 0 || scale < 1.0),
+            "scale out of range");
+    require(eps >= 0.0 && eps < 0.5, "eps must lie in [0, 0.5)");
     const auto N = static_cast<std::size_t>(resp.shape(0));
     const auto J = static_cast<std::size_t>(resp.shape(1));
     const auto L = static_cast<std::size_t>(cell_row.shape(1));
-    const auto K = static_cast<std::size_t>(eta_idx.shape(1));
-    const auto R = static_cast<std::size_t>(cdf_table.shape(0));
-    const auto E = static_cast<std::size_t>(cdf_table.shape(1));
-    const auto M = static_cast<std::size_t>(cdf_table.shape(2)) - 1;
-    require(static_cast<std::size_t>(eta_idx.shape(0)) == L &&
-                static_cast<std::size_t>(eta_idx.shape(2)) == J,
-            "eta_idx must be (L, K, J)");
-    require(eta_wt.shape(0) == eta_idx.shape(0) && eta_wt.shape(1) == eta_idx.shape(1) &&
-                eta_wt.shape(2) == eta_idx.shape(2),
-            "eta_wt must match eta_idx");
-    require(mean_table.shape(0) == cdf_table.shape(0) && mean_table.shape(1) == cdf_table.shape(1),
-            "mean_table must be (R, E)");
-    require(M >= 1, "cdf_table needs at least 2 grid points");
-    require(x_grid.ndim() == 1 && static_cast<std::size_t>(x_grid.shape(0)) == M + 1,
-            "x_grid must have cdf_table.shape[2] points");
+    const auto K = static_cast<std::size_t>(theta.shape(1));
+    const auto R = static_cast<std::size_t>(loglik.shape(0));
+    const auto T = static_cast<std::size_t>(t_grid.shape(0));
+    const auto M1 = static_cast<std::size_t>(cut.shape(0));
     require(topic.ndim() == 1 && static_cast<std::size_t>(topic.shape(0)) == N,
             "topic must have N entries");
+    require(N < (std::size_t{1} << 32), "too many prompts");
     const std::int64_t* rows = cell_row.data();
     const std::int64_t* tp = topic.data();
-    const std::int64_t* ei = eta_idx.data();
+    const std::int64_t* ct = cut.data();
     for (std::size_t i = 0; i < N * L; ++i)
         require(rows[i] < static_cast<std::int64_t>(R), "cell_row out of range");
     for (std::size_t i = 0; i < N; ++i)
         require(tp[i] >= 0 && tp[i] < static_cast<std::int64_t>(K), "topic out of range");
-    for (std::size_t i = 0; i < L * K * J; ++i)
-        require(ei[i] >= 0 && ei[i] + 1 < static_cast<std::int64_t>(E), "eta_idx out of range");
+    for (std::size_t m = 0; m < M1; ++m)
+        require(ct[m] >= 0 && ct[m] <= static_cast<std::int64_t>(T) && (m == 0 || ct[m] >= ct[m - 1]),
+                "cut must be non-decreasing in [0, T]");
+    require(ct[M1 - 1] == static_cast<std::int64_t>(T), "the last node must cut at T");
     py::array_t<double> emax(static_cast<py::ssize_t>(N)), emax2(static_cast<py::ssize_t>(N));
     py::array_t<double> pmean({static_cast<py::ssize_t>(N), static_cast<py::ssize_t>(L)});
+    capfront::EmaxModel md{theta.data(), d_grid.data(), loglik.data(), t_grid.data(), T,
+                           family, scale, ct, w1.data(), w2.data(), M1, eps};
     const double* r = resp.data();
-    const double* ew = eta_wt.data();
-    const double* fx = cdf_table.data();
-    const double* pm = mean_table.data();
-    const double* xg = x_grid.data();
     double* o1 = emax.mutable_data();
     double* o2 = emax2.mutable_data();
     double* o3 = pmean.mutable_data();
     {
         py::gil_scoped_release release;
-        capfront::pgm_emax(r, rows, tp, ei, ew, fx, pm, xg, N, L, K, J, E, M, min_resp, o1,
-                           o2, o3);
+        capfront::pgm_emax(r, rows, tp, N, L, K, J, R, md, min_resp, o1, o2, o3);
     }
     return py::make_tuple(emax, emax2, pmean);
 }
@@ -263,7 +263,8 @@ void register_debias(py::module_& m) {
     m.def("pgm_mstep_scores", &pgm_mstep_scores, py::arg("stats"), py::arg("logh"),
           py::arg("cand"), "Latent-model M-step scores of candidate theta values.");
     m.def("pgm_emax", &pgm_emax, py::arg("resp"), py::arg("cell_row"), py::arg("topic"),
-          py::arg("eta_idx"), py::arg("eta_wt"), py::arg("cdf_table"), py::arg("mean_table"),
-          py::arg("x_grid"), py::arg("min_resp"),
+          py::arg("theta"), py::arg("d_grid"), py::arg("loglik"), py::arg("t_grid"),
+          py::arg("family"), py::arg("scale"), py::arg("cut"), py::arg("w1"), py::arg("w2"),
+          py::arg("min_resp"), py::arg("eps"),
           "Posterior E[max_l p], E[max_l p^2] per prompt and E[p] per cell.");
 }

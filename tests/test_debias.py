@@ -366,11 +366,81 @@ def test_audit_warm_start_tolerance_matches_previous_settings(monkeypatch):
     est_f = fast.estimates["estimates"]["pgm"]
     est_s = slow.estimates["estimates"]["pgm"]
     assert np.abs(est_f - est_s).max() < 0.1 * sd
-    # the cached posterior tables are the ones a fresh computation gives
-    tables = fast.fit.tables
-    cdf, mean = tables.posterior(fast.fit.family, fast.fit.scale)
-    assert tables.posterior(fast.fit.family, fast.fit.scale)[0] is cdf
-    cdf2, mean2 = tables._posterior(fast.fit.family, fast.fit.scale)
-    assert np.array_equal(cdf, cdf2) and np.array_equal(mean, mean2)
     with pytest.raises(ValueError, match="pgm_tol"):
         cf.audit(res, n_sims=2, pgm_tol=-1.0)
+
+
+# ------------------------------------------------------------------ posterior max
+def _fit(family, scale, seed=5, N=300, L=6, G=10, missing=False):
+    from capfront.debias import latent
+
+    S, Gm = _counts(seed, N=N, L=L, G=G, missing=missing)
+    topic = np.arange(N) % 2
+    return latent.fit_latent(S, Gm, topic, family=family, scale=scale, max_iter=20)
+
+
+@pytest.mark.parametrize("family", ["logitnormal", "betabinomial"])
+def test_emax_point_mass_is_exact(family):
+    # zero cell effect: given d every p is known, E[max | d] = max_l sigma(eta)
+    from scipy.special import expit
+
+    from capfront.debias import latent
+
+    fit = _fit(family, 0.0)
+    eta = fit.theta[None, :, :] - latent.D_GRID[:, None, None]  # (J, L, K)
+    best = expit(eta).max(axis=1)[:, fit.topic].T  # (N, J)
+    r = np.where(fit.resp >= 1e-6, fit.resp, 0.0)
+    want = (r * best).sum(axis=1) / r.sum(axis=1)
+    for b in available_backends():
+        got = latent.posterior_max(fit, b)[0]
+        np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "family,scale", [("logitnormal", 0.3), ("logitnormal", 2.0), ("betabinomial", 0.2)]
+)
+def test_emax_backends_and_stride(family, scale):
+    from capfront.debias import latent
+
+    fit = _fit(family, scale, missing=True)
+    ref = latent.posterior_max(fit, "numpy", stride=1)
+    fine = latent.posterior_max(fit, "cpp", stride=1)
+    for a, b in zip(ref, fine, strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-10)
+    for b in available_backends():
+        out = latent.posterior_max(fit, b)  # the automatic (coarser) stride
+        np.testing.assert_allclose(out[0], fine[0], atol=1e-6)
+        np.testing.assert_allclose(out[1], fine[1], atol=1e-6)
+        np.testing.assert_allclose(out[2], fine[2], atol=1e-12, equal_nan=True)
+    assert latent.emax_stride(family, scale, 10, 6) > 1
+
+
+def test_emax_matches_monte_carlo():
+    # one prompt: E_post[max_l p] against draws from the model's posterior
+    from scipy.special import expit
+
+    from capfront.debias import latent
+
+    fit = _fit("logitnormal", 0.8, N=200, L=4)
+    n = 7
+    k = fit.topic[n]
+    rng = np.random.default_rng(0)
+    rows = fit.cell_row[n]
+    draws = 200_000
+    j = rng.choice(len(latent.D_GRID), size=draws, p=fit.resp[n] / fit.resp[n].sum())
+    # sample t for each cell from its discretised posterior given d_j
+    best = np.zeros(draws)
+    for l in range(fit.theta.shape[0]):
+        eta = fit.theta[l, k] - latent.D_GRID
+        lw = fit.tables.loglik[rows[l]][None] + latent._log_mixing(0, 0.8, eta)
+        w = np.exp(lw - lw.max(axis=1, keepdims=True))
+        cdf = np.cumsum(w, axis=1)
+        cdf /= cdf[:, -1:]
+        i = np.empty(draws, np.int64)
+        for jj in np.unique(j):
+            sel = j == jj
+            i[sel] = np.searchsorted(cdf[jj], rng.random(sel.sum()))
+        t = latent.T_GRID[i] + (rng.random(draws) - 0.5) * latent.T_STEP
+        best = np.maximum(best, expit(t))
+    got = latent.posterior_max(fit, "cpp", min_resp=0.0)[0][n]
+    assert got == pytest.approx(best.mean(), abs=4 * best.std() / np.sqrt(draws))

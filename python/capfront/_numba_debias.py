@@ -137,54 +137,378 @@ def pgm_stats_nb(resp, cell_row, topic, n_topics, n_rows):
     return C
 
 
+@njit
+def _log_sigmoid_nb(t):
+    if t >= 0:
+        return -np.log1p(np.exp(-t))
+    return t - np.log1p(np.exp(t))
+
+
+@njit
+def _log_mix_nb(family, eta, tau, a, b, t):
+    if family == 0:
+        z = (t - eta) / tau
+        return -0.5 * z * z
+    return a * _log_sigmoid_nb(t) + b * _log_sigmoid_nb(-t)
+
+
 @njit(parallel=True)
-def pgm_emax_nb(
-    resp, cell_row, topic, eta_idx, eta_wt, cdf_table, mean_table, x, min_resp
+def _emax_pair_nb(
+    members,
+    p0,
+    p1,
+    j,
+    resp,
+    cell_row,
+    slot,
+    R,
+    lo,
+    hi,
+    off,
+    cmean,
+    store,
+    h,
+    hx,
+    H1,
+    H2,
+    used,
+    m1,
+    m2,
+    pmean,
 ):
-    N, L = cell_row.shape
-    J = resp.shape[1]
-    M = cdf_table.shape[2] - 1
-    h = np.empty(M + 1)
-    for m in range(M + 1):
-        h[m] = 0.5 * ((x[m + 1] if m < M else x[M]) - (x[m - 1] if m > 0 else x[0]))
-    emax = np.empty(N)
-    emax2 = np.empty(N)
-    pmean = np.zeros((N, L))
-    for n in prange(N):
-        prod = np.empty(M + 1)
-        k = topic[n]
-        m1 = 0.0
-        m2 = 0.0
-        used = 0.0
-        for j in range(J):
-            rj = resp[n, j]
-            if rj < min_resp:
+    L = cell_row.shape[1]
+    for i in prange(p0, p1):
+        n = members[i]
+        r = resp[n, j]
+        k0 = 0
+        k1 = 0
+        for l in range(L):
+            row = cell_row[n, l]
+            if row < 0:
                 continue
-            used += rj
-            prod[:] = 1.0
+            c = slot[l * R + row]
+            k0 = max(k0, lo[c])
+            k1 = max(k1, hi[c])
+            pmean[n, l] += r * cmean[c]
+        s1 = H1[k0]
+        s2 = H2[k0]
+        if k1 > k0:
+            prod = np.ones(k1 - k0)
             for l in range(L):
                 row = cell_row[n, l]
                 if row < 0:
                     continue
-                e = eta_idx[l, k, j]
-                wt = eta_wt[l, k, j]
-                for m in range(M + 1):
-                    fa = cdf_table[row, e, m]
-                    prod[m] *= fa + wt * (cdf_table[row, e + 1, m] - fa)
-                pa = mean_table[row, e]
-                pmean[n, l] += rj * (pa + wt * (mean_table[row, e + 1] - pa))
-            s1 = 0.0
-            s2 = 0.0
-            for m in range(M + 1):
+                c = slot[l * R + row]
+                if hi[c] <= k0:
+                    continue
+                base = off[c] + (k0 - lo[c])
+                for m in range(hi[c] - k0):
+                    prod[m] *= store[base + m]
+            for m in range(k1 - k0):
                 tail = 1.0 - prod[m]
-                s1 += h[m] * tail
-                s2 += h[m] * 2.0 * x[m] * tail
-            m1 += rj * s1
-            m2 += rj * s2
-        emax[n] = m1 / used
-        emax2[n] = m2 / used
+                s1 += h[k0 + m] * tail
+                s2 += hx[k0 + m] * tail
+        used[n] += r
+        m1[n] += r * s1
+        m2[n] += r * s2
+
+
+@njit
+def _emax_nb(
+    resp,
+    cell_row,
+    topic,
+    theta,
+    d_grid,
+    loglik,
+    t_grid,
+    family,
+    scale,
+    cut,
+    h,
+    hx,
+    min_resp,
+    eps,
+    emax,
+    emax2,
+    pmean,
+):
+    N, L = cell_row.shape
+    J = resp.shape[1]
+    K = theta.shape[1]
+    R, T = loglik.shape
+    M1 = cut.shape[0]
+    t0 = t_grid[0]
+    dt = t_grid[1] - t_grid[0]
+    used = np.zeros(N)
+    m1 = np.zeros(N)
+    m2 = np.zeros(N)
+    count = np.zeros(K * J + 1, np.int64)
+    for n in range(N):
+        for j in range(J):
+            if resp[n, j] >= min_resp:
+                count[topic[n] * J + j + 1] += 1
+    for q in range(K * J):
+        count[q + 1] += count[q]
+    members = np.empty(count[K * J], np.int64)
+    fill = count[:-1].copy()
+    for n in range(N):
+        for j in range(J):
+            if resp[n, j] >= min_resp:
+                q = topic[n] * J + j
+                members[fill[q]] = n
+                fill[q] += 1
+    H1 = np.zeros(M1 + 1)
+    H2 = np.zeros(M1 + 1)
+    for m in range(M1):
+        H1[m + 1] = H1[m] + h[m]
+        H2[m + 1] = H2[m] + hx[m]
+    sig = 1.0 / (1.0 + np.exp(-t_grid))
+    lik = np.empty((R, T))
+    for r in range(R):
+        mx = loglik[r].max()
+        for i in range(T):
+            lik[r, i] = np.exp(loglik[r, i] - mx)
+    point_mass = not scale > 0.0
+    slot = np.full(L * R, -1, np.int64)
+    mix = np.zeros((L, T))
+    wlo = np.zeros(L, np.int64)
+    whi = np.zeros(L, np.int64)
+    peta = np.empty(L)
+    w = np.empty(T)
+    for k in range(K):
+        for j in range(J):
+            p0 = count[k * J + j]
+            p1 = count[k * J + j + 1]
+            if p0 == p1:
+                continue
+            for l in range(L):
+                peta[l] = theta[l, k] - d_grid[j]
+            if point_mass:
+                for i in range(p0, p1):
+                    n = members[i]
+                    r = resp[n, j]
+                    best = 0.0
+                    for l in range(L):
+                        if cell_row[n, l] < 0:
+                            continue
+                        sv = 1.0 / (1.0 + np.exp(-peta[l]))
+                        best = max(best, sv)
+                        pmean[n, l] += r * sv
+                    used[n] += r
+                    m1[n] += r * best
+                    m2[n] += r * best * best
+                continue
+            slot[:] = -1
+            have_m = np.zeros(L, np.bool_)
+            n_cells = 0
+            for i in range(p0, p1):
+                n = members[i]
+                for l in range(L):
+                    row = cell_row[n, l]
+                    if row >= 0 and slot[l * R + row] < 0:
+                        slot[l * R + row] = n_cells
+                        n_cells += 1
+            lo = np.zeros(n_cells, np.int64)
+            hi = np.zeros(n_cells, np.int64)
+            off = np.zeros(n_cells, np.int64)
+            cmean = np.zeros(n_cells)
+            store = np.empty(n_cells * M1)
+            used_store = 0
+            for q in range(L * R):
+                c = slot[q]
+                if c < 0:
+                    continue
+                l = q // R
+                row = q - l * R
+                a_mix = 0.0
+                b_mix = 0.0
+                if family != 0:
+                    cc = (1.0 - scale) / scale
+                    qq = 1.0 / (1.0 + np.exp(-peta[l]))
+                    a_mix = qq * cc
+                    b_mix = (1.0 - qq) * cc
+                if not have_m[l]:
+                    have_m[l] = True
+                    pos = np.round((peta[l] - t0) / dt)
+                    c0 = int(min(max(pos, 0.0), T - 1.0))
+                    ref = _log_mix_nb(family, peta[l], scale, a_mix, b_mix, t_grid[c0])
+                    if c0 > 0:
+                        ref = max(
+                            ref,
+                            _log_mix_nb(
+                                family, peta[l], scale, a_mix, b_mix, t_grid[c0 - 1]
+                            ),
+                        )
+                    if c0 + 1 < T:
+                        ref = max(
+                            ref,
+                            _log_mix_nb(
+                                family, peta[l], scale, a_mix, b_mix, t_grid[c0 + 1]
+                            ),
+                        )
+                    mix[l, c0] = np.exp(
+                        _log_mix_nb(family, peta[l], scale, a_mix, b_mix, t_grid[c0])
+                        - ref
+                    )
+                    a = c0
+                    b = c0 + 1
+                    while a > 0:
+                        v = (
+                            _log_mix_nb(
+                                family, peta[l], scale, a_mix, b_mix, t_grid[a - 1]
+                            )
+                            - ref
+                        )
+                        if v < -40.0:
+                            break
+                        a -= 1
+                        mix[l, a] = np.exp(v)
+                    while b < T:
+                        v = (
+                            _log_mix_nb(family, peta[l], scale, a_mix, b_mix, t_grid[b])
+                            - ref
+                        )
+                        if v < -40.0:
+                            break
+                        mix[l, b] = np.exp(v)
+                        b += 1
+                    wlo[l] = a
+                    whi[l] = b
+                a = wlo[l]
+                b = whi[l]
+                tot = 0.0
+                mean = 0.0
+                for i2 in range(a, b):
+                    v = lik[row, i2] * mix[l, i2]
+                    w[i2] = v
+                    tot += v
+                    mean += v * sig[i2]
+                if not tot > 1e-280:
+                    mx = -np.inf
+                    for i2 in range(a, b):
+                        mx = max(
+                            mx,
+                            loglik[row, i2]
+                            + _log_mix_nb(
+                                family, peta[l], scale, a_mix, b_mix, t_grid[i2]
+                            ),
+                        )
+                    tot = 0.0
+                    mean = 0.0
+                    for i2 in range(a, b):
+                        v = np.exp(
+                            loglik[row, i2]
+                            + _log_mix_nb(
+                                family, peta[l], scale, a_mix, b_mix, t_grid[i2]
+                            )
+                            - mx
+                        )
+                        w[i2] = v
+                        tot += v
+                        mean += v * sig[i2]
+                cmean[c] = mean / tot
+                inv = 1.0 / tot
+                m = 0
+                while m < M1 and cut[m] <= a:
+                    m += 1
+                acc = 0.0
+                i2 = a
+                off[c] = used_store
+                started = False
+                lo[c] = M1
+                hi[c] = M1
+                while m < M1:
+                    cm = min(cut[m], b)
+                    while i2 < cm:
+                        acc += w[i2]
+                        i2 += 1
+                    F = acc * inv
+                    if not started:
+                        if F <= eps:
+                            m += 1
+                            continue
+                        started = True
+                        lo[c] = m
+                    if F >= 1.0 - eps:
+                        hi[c] = m
+                        break
+                    store[used_store] = F
+                    used_store += 1
+                    m += 1
+                if not started:
+                    lo[c] = hi[c]
+            _emax_pair_nb(
+                members,
+                p0,
+                p1,
+                j,
+                resp,
+                cell_row,
+                slot,
+                R,
+                lo,
+                hi,
+                off,
+                cmean,
+                store,
+                h,
+                hx,
+                H1,
+                H2,
+                used,
+                m1,
+                m2,
+                pmean,
+            )
+    for n in range(N):
+        emax[n] = m1[n] / used[n]
+        emax2[n] = m2[n] / used[n]
         for l in range(L):
-            pmean[n, l] /= used
+            pmean[n, l] /= used[n]
+
+
+def pgm_emax_nb(
+    resp,
+    cell_row,
+    topic,
+    theta,
+    d_grid,
+    loglik,
+    t_grid,
+    family,
+    scale,
+    cut,
+    w1,
+    w2,
+    min_resp,
+    eps,
+):
+    """Posterior ``E[max_l p]``, ``E[max_l p^2]`` per prompt and ``E[p]`` per cell
+    (port of ``capfront::pgm_emax``)."""
+    N, L = cell_row.shape
+    emax = np.empty(N)
+    emax2 = np.empty(N)
+    pmean = np.zeros((N, L))
+    _emax_nb(
+        resp,
+        cell_row,
+        topic,
+        theta,
+        d_grid,
+        loglik,
+        t_grid,
+        int(family),
+        float(scale),
+        cut,
+        w1,
+        w2,
+        float(min_resp),
+        float(eps),
+        emax,
+        emax2,
+        pmean,
+    )
     return emax, emax2, pmean
 
 

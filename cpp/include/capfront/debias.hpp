@@ -302,65 +302,313 @@ inline void pgm_mstep_scores(const double* C, const double* logh, const std::int
     });
 }
 
-// Posterior expected maximum per prompt. Given D_j, the cells are independent and
-// p_nl has the tabulated posterior CDF Fx[(row * E + e) * (M + 1) + m] at x_m (a grid
-// on [0, 1], dense near 0 and 1 where maxima of easy prompts sit)
-// for linear predictor eta_e; eta = theta[l, k] - D_j is interpolated between grid
-// points eta_idx[(l K + k) J + j] and +1 with weight eta_wt. Then
-//   E[max_l p | D_j] = int_0^1 (1 - prod_l F_l(x)) dx,
-//   E[max_l p^2 | D_j] = int_0^1 2x (1 - prod_l F_l(x)) dx   (trapezoid on x),
-// mixed over j with resp[n, j] (grid points below min_resp are skipped and the rest
-// renormalised). post_mean[n, l] = E_post[p_nl] from the table PM[row * E + e].
-// Cost O(N L M) per active grid point.
-inline void pgm_emax(const double* resp, const std::int64_t* cell_row,
-                     const std::int64_t* topic, const std::int64_t* eta_idx,
-                     const double* eta_wt, const double* Fx, const double* PM,
-                     const double* x, std::size_t N, std::size_t L, std::size_t K, std::size_t J,
-                     std::size_t E, std::size_t M, double min_resp, double* emax,
-                     double* emax2, double* post_mean) {
-    const double work = static_cast<double>(N * L * (M + 1)) * 4.0;
-    parallel_blocks_min(N, 64, work, [&](std::size_t r0, std::size_t r1) {
-        std::vector<double> prod(M + 1), h(M + 1);
-        // trapezoid weights of the (non-uniform) x grid
-        for (std::size_t m = 0; m <= M; ++m)
-            h[m] = 0.5 * ((m < M ? x[m + 1] : x[M]) - (m > 0 ? x[m - 1] : x[0]));
-        for (std::size_t n = r0; n < r1; ++n) {
-            const double* r = resp + n * J;
+// Posterior expected maximum per prompt (SPEC 4b). Given the difficulty D_j, the
+// cells of prompt n are independent; cell (l, row) has linear predictor
+// eta = theta[l, k] - D_j (exact, no grid interpolation) and the posterior of
+// t = logit p on the grid t_i (step dt) is
+//   w_i  propto  lik[row, i] * m(t_i | eta),
+//   m = exp(-(t - eta)^2 / (2 tau^2))                      (family 0, logit-normal)
+//   m = sigma(t)^(q c) sigma(-t)^((1 - q) c), q = sigma(eta), c = (1 - rho) / rho
+//                                                          (family 1, Beta around q)
+// with each mass spread uniformly over its grid cell. Its CDF at node m is
+// F(x_m) = sum_{i < cut[m]} w_i / sum_i w_i (x_m = sigma of a cell boundary), and
+//   E[max_l p | D_j]   = int_0^1 (1 - prod_l F_l(x)) dx,
+//   E[max_l p^2 | D_j] = int_0^1 2x (1 - prod_l F_l(x)) dx      (trapezoid on x_m),
+// mixed over j with resp[n, j] (grid points below min_resp are skipped and the
+// rest renormalised). post_mean[n, l] = E_post[p_nl]. A zero scale is a point mass
+// at t = eta: then E[max | D_j] = max_l sigma(eta) exactly.
+//
+// Work is organised per (topic k, grid point j): the posterior CDF of every
+// (model, count) cell used by the prompts of that pair is built once (window of
+// m above exp(-40) of its peak), trimmed to the nodes where eps < F < 1 - eps, and
+// then each prompt multiplies only the cells that are below 1 - eps somewhere
+// above the largest lower end: cost O(#pairs L R W + sum_{n,j} cells * range).
+// Pairs run in a fixed order and every prompt is handled by one thread per pair,
+// so results are bit-identical for any thread count.
+struct EmaxModel {
+    const double* theta;   // (L, K)
+    const double* d_grid;  // (J)
+    const double* loglik;  // (R, T): log P(S | G, t_i) of table row (G, S)
+    const double* t_grid;  // (T), uniform
+    std::size_t T;
+    int family;  // 0 logit-normal, 1 beta
+    double scale;
+    const std::int64_t* cut;  // (M + 1) nodes: number of t points below node m
+    const double* h1;         // (M + 1) quadrature weights of int g(x) dx
+    const double* h2;         // (M + 1) quadrature weights of int 2x g(x) dx
+    std::size_t M1;           // M + 1
+    double eps;
+};
+
+namespace detail {
+
+inline double log_sigmoid(double t) { return t >= 0 ? -std::log1p(std::exp(-t)) : t - std::log1p(std::exp(t)); }
+
+// log m(t_i | eta) up to a constant at grid point i (lsp, lsm: log sigma(+-t_i))
+struct Mixing {
+    int family;
+    double eta, tau, a, b;
+    const double* t;
+    const double* lsp;
+    const double* lsm;
+    double operator()(std::size_t i) const {
+        if (family == 0) {
+            const double z = (t[i] - eta) / tau;
+            return -0.5 * z * z;
+        }
+        return a * lsp[i] + b * lsm[i];
+    }
+};
+
+// Posterior CDF of one cell at the nodes, trimmed: F[m] for m in [lo, hi); F = 0 below
+// lo (<= eps) and 1 from hi on (>= 1 - eps). Appends to `store`; returns the mean.
+struct CellTable {
+    std::size_t lo = 0, hi = 0, off = 0;
+    double mean = 0.0;
+};
+
+}  // namespace detail
+
+inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std::int64_t* topic,
+                     std::size_t N, std::size_t L, std::size_t K, std::size_t J, std::size_t R,
+                     const EmaxModel& md, double min_resp, double* emax, double* emax2,
+                     double* post_mean) {
+    const std::size_t T = md.T, M1 = md.M1;
+    const double t0 = md.t_grid[0];
+    const double dt = T > 1 ? md.t_grid[1] - md.t_grid[0] : 1.0;
+    std::vector<double> used(N, 0.0), m1(N, 0.0), m2(N, 0.0);
+    std::fill(post_mean, post_mean + N * L, 0.0);
+    // prompts of each (k, j) pair with resp >= min_resp, in prompt order
+    std::vector<std::size_t> count(K * J + 1, 0);
+    for (std::size_t n = 0; n < N; ++n) {
+        const std::size_t k = static_cast<std::size_t>(topic[n]);
+        for (std::size_t j = 0; j < J; ++j)
+            if (resp[n * J + j] >= min_resp) ++count[k * J + j + 1];
+    }
+    for (std::size_t p = 0; p < K * J; ++p) count[p + 1] += count[p];
+    std::vector<std::uint32_t> members(count[K * J]);
+    {
+        std::vector<std::size_t> fill(count.begin(), count.end() - 1);
+        for (std::size_t n = 0; n < N; ++n) {
             const std::size_t k = static_cast<std::size_t>(topic[n]);
-            double m1 = 0.0, m2 = 0.0, used = 0.0;
-            double* pm = post_mean + n * L;
-            for (std::size_t l = 0; l < L; ++l) pm[l] = 0.0;
-            for (std::size_t j = 0; j < J; ++j) {
-                if (r[j] < min_resp) continue;
-                used += r[j];
-                std::fill(prod.begin(), prod.end(), 1.0);
+            for (std::size_t j = 0; j < J; ++j)
+                if (resp[n * J + j] >= min_resp)
+                    members[fill[k * J + j]++] = static_cast<std::uint32_t>(n);
+        }
+    }
+    // prefix sums of the quadrature weights (g = 1 below a prompt's range)
+    const double* h = md.h1;
+    const double* hx = md.h2;
+    std::vector<double> H1(M1 + 1, 0.0), H2(M1 + 1, 0.0);
+    for (std::size_t m = 0; m < M1; ++m) {
+        H1[m + 1] = H1[m] + h[m];
+        H2[m + 1] = H2[m] + hx[m];
+    }
+    // likelihood rows scaled to a maximum of 1, and sigma(t)
+    std::vector<double> lik(R * T), sig(T), lsp(T), lsm(T);
+    for (std::size_t i = 0; i < T; ++i) {
+        sig[i] = 1.0 / (1.0 + std::exp(-md.t_grid[i]));
+        lsp[i] = detail::log_sigmoid(md.t_grid[i]);
+        lsm[i] = detail::log_sigmoid(-md.t_grid[i]);
+    }
+    for (std::size_t r = 0; r < R; ++r) {
+        const double* ll = md.loglik + r * T;
+        double mx = -std::numeric_limits<double>::infinity();
+        for (std::size_t i = 0; i < T; ++i) mx = std::max(mx, ll[i]);
+        for (std::size_t i = 0; i < T; ++i) lik[r * T + i] = std::exp(ll[i] - mx);
+    }
+    const bool point_mass = !(md.scale > 0.0);
+    // per pair scratch
+    std::vector<std::int64_t> slot(L * R, -1);  // (l, row) -> index into cells
+    std::vector<std::size_t> touched;
+    std::vector<detail::CellTable> cells;
+    std::vector<double> store, lm, w, cum, peta(L);
+    std::vector<std::size_t> wlo(L), whi(L);
+    std::vector<char> have_m(L);
+    std::vector<double> mix;  // (L, T) window values of m
+    auto mixing = [&](std::size_t l) {
+        detail::Mixing mf{md.family, peta[l], md.scale, 0.0, 0.0, md.t_grid, lsp.data(),
+                          lsm.data()};
+        if (md.family != 0) {
+            const double c = (1.0 - md.scale) / md.scale;
+            const double qq = 1.0 / (1.0 + std::exp(-peta[l]));
+            mf.a = qq * c;
+            mf.b = (1.0 - qq) * c;
+        }
+        return mf;
+    };
+    for (std::size_t k = 0; k < K; ++k) {
+        for (std::size_t j = 0; j < J; ++j) {
+            const std::size_t p = k * J + j, p0 = count[p], p1 = count[p + 1];
+            if (p0 == p1) continue;
+            for (std::size_t l = 0; l < L; ++l)
+                peta[l] = md.theta[l * K + k] - md.d_grid[j];
+            if (point_mass) {
+                parallel_blocks_min(p1 - p0, 256, static_cast<double>((p1 - p0) * L) * 4.0,
+                                    [&](std::size_t i0, std::size_t i1) {
+                    for (std::size_t i = p0 + i0; i < p0 + i1; ++i) {
+                        const std::size_t n = members[i];
+                        const double r = resp[n * J + j];
+                        double best = 0.0;
+                        for (std::size_t l = 0; l < L; ++l) {
+                            if (cell_row[n * L + l] < 0) continue;
+                            const double s = 1.0 / (1.0 + std::exp(-peta[l]));
+                            best = std::max(best, s);
+                            post_mean[n * L + l] += r * s;
+                        }
+                        used[n] += r;
+                        m1[n] += r * best;
+                        m2[n] += r * best * best;
+                    }
+                });
+                continue;
+            }
+            // cells used by this pair's prompts
+            for (std::size_t q : touched) slot[q] = -1;
+            touched.clear();
+            cells.clear();
+            store.clear();
+            std::fill(have_m.begin(), have_m.end(), 0);
+            mix.resize(L * T);
+            for (std::size_t i = p0; i < p1; ++i) {
+                const std::size_t n = members[i];
                 for (std::size_t l = 0; l < L; ++l) {
                     const std::int64_t row = cell_row[n * L + l];
                     if (row < 0) continue;
-                    const std::size_t q = (l * K + k) * J + j;
-                    const std::size_t e = static_cast<std::size_t>(eta_idx[q]);
-                    const double wt = eta_wt[q];
-                    const std::size_t base = static_cast<std::size_t>(row) * E + e;
-                    const double* fa = Fx + base * (M + 1);
-                    const double* fb = fa + (M + 1);
-                    for (std::size_t m = 0; m <= M; ++m)
-                        prod[m] *= fa[m] + wt * (fb[m] - fa[m]);
-                    pm[l] += r[j] * (PM[base] + wt * (PM[base + 1] - PM[base]));
+                    const std::size_t q = l * R + static_cast<std::size_t>(row);
+                    if (slot[q] >= 0) continue;
+                    slot[q] = static_cast<std::int64_t>(cells.size());
+                    touched.push_back(q);
+                    if (!have_m[l]) {  // mixing window of model l
+                        have_m[l] = 1;
+                        const detail::Mixing mf = mixing(l);
+                        // the log density is concave in t with its mode at t = eta
+                        const double pos = std::round((peta[l] - t0) / dt);
+                        const std::size_t c0 = static_cast<std::size_t>(
+                            std::clamp(pos, 0.0, static_cast<double>(T - 1)));
+                        double ref = mf(c0);
+                        if (c0 > 0) ref = std::max(ref, mf(c0 - 1));
+                        if (c0 + 1 < T) ref = std::max(ref, mf(c0 + 1));
+                        std::size_t a = c0, b = c0 + 1;
+                        double* mm = mix.data() + l * T;
+                        mm[c0] = std::exp(mf(c0) - ref);
+                        while (a > 0) {
+                            const double v = mf(a - 1) - ref;
+                            if (v < -40.0) break;
+                            mm[--a] = std::exp(v);
+                        }
+                        while (b < T) {
+                            const double v = mf(b) - ref;
+                            if (v < -40.0) break;
+                            mm[b++] = std::exp(v);
+                        }
+                        wlo[l] = a;
+                        whi[l] = b;
+                    }
+                    // posterior of t on the window [a, b)
+                    const std::size_t a = wlo[l], b = whi[l];
+                    const double* lk = lik.data() + static_cast<std::size_t>(row) * T;
+                    const double* mm = mix.data() + l * T;
+                    w.resize(b - a);
+                    double tot = 0.0, mean = 0.0;
+                    for (std::size_t i2 = a; i2 < b; ++i2) {
+                        const double v = lk[i2] * mm[i2];
+                        w[i2 - a] = v;
+                        tot += v;
+                        mean += v * sig[i2];
+                    }
+                    if (!(tot > 1e-280)) {  // far outlier: redo in log space
+                        const double* ll = md.loglik + static_cast<std::size_t>(row) * T;
+                        const detail::Mixing mf = mixing(l);
+                        double mx = -std::numeric_limits<double>::infinity();
+                        for (std::size_t i2 = a; i2 < b; ++i2)
+                            mx = std::max(mx, ll[i2] + mf(i2));
+                        tot = 0.0;
+                        mean = 0.0;
+                        for (std::size_t i2 = a; i2 < b; ++i2) {
+                            const double v = std::exp(ll[i2] + mf(i2) - mx);
+                            w[i2 - a] = v;
+                            tot += v;
+                            mean += v * sig[i2];
+                        }
+                    }
+                    detail::CellTable ct;
+                    ct.mean = mean / tot;
+                    // CDF at the nodes; nodes with cut <= a have F = 0, cut >= b F = 1
+                    const double inv = 1.0 / tot;
+                    std::size_t m = 0;
+                    while (m < M1 && static_cast<std::size_t>(md.cut[m]) <= a) ++m;
+                    double acc = 0.0;
+                    std::size_t i2 = a;
+                    ct.off = store.size();
+                    bool started = false;
+                    ct.lo = M1;
+                    ct.hi = M1;
+                    for (; m < M1; ++m) {
+                        const std::size_t c = std::min(static_cast<std::size_t>(md.cut[m]), b);
+                        while (i2 < c) acc += w[(i2++) - a];
+                        const double F = acc * inv;
+                        if (!started) {
+                            if (F <= md.eps) continue;
+                            started = true;
+                            ct.lo = m;
+                        }
+                        if (F >= 1.0 - md.eps) {
+                            ct.hi = m;
+                            break;
+                        }
+                        store.push_back(F);
+                    }
+                    if (!started) ct.lo = ct.hi;  // (cannot happen: F reaches 1)
+                    cells.push_back(ct);
                 }
-                double s1 = 0.0, s2 = 0.0;
-                for (std::size_t m = 0; m <= M; ++m) {
-                    const double tail = 1.0 - prod[m];
-                    s1 += h[m] * tail;
-                    s2 += h[m] * 2.0 * x[m] * tail;
-                }
-                m1 += r[j] * s1;
-                m2 += r[j] * s2;
             }
-            emax[n] = m1 / used;
-            emax2[n] = m2 / used;
-            for (std::size_t l = 0; l < L; ++l) pm[l] /= used;
+            const double work = static_cast<double>((p1 - p0) * L) * 64.0;
+            parallel_blocks_min(p1 - p0, 64, work, [&](std::size_t i0, std::size_t i1) {
+                std::vector<double> prod;
+                std::vector<const detail::CellTable*> act;
+                for (std::size_t i = p0 + i0; i < p0 + i1; ++i) {
+                    const std::size_t n = members[i];
+                    const double r = resp[n * J + j];
+                    std::size_t k0 = 0, k1 = 0;
+                    act.clear();
+                    for (std::size_t l = 0; l < L; ++l) {
+                        const std::int64_t row = cell_row[n * L + l];
+                        if (row < 0) continue;
+                        const detail::CellTable& ct =
+                            cells[static_cast<std::size_t>(slot[l * R + static_cast<std::size_t>(row)])];
+                        k0 = std::max(k0, ct.lo);
+                        k1 = std::max(k1, ct.hi);
+                        post_mean[n * L + l] += r * ct.mean;
+                        act.push_back(&ct);
+                    }
+                    double s1 = H1[k0], s2 = H2[k0];
+                    if (k1 > k0) {
+                        prod.assign(k1 - k0, 1.0);
+                        for (const detail::CellTable* ct : act) {
+                            if (ct->hi <= k0) continue;  // F = 1 on the whole range
+                            const double* F = store.data() + ct->off + (k0 - ct->lo);
+                            const std::size_t e = ct->hi - k0;
+                            for (std::size_t m = 0; m < e; ++m) prod[m] *= F[m];
+                        }
+                        for (std::size_t m = 0; m < k1 - k0; ++m) {
+                            const double tail = 1.0 - prod[m];
+                            s1 += h[k0 + m] * tail;
+                            s2 += hx[k0 + m] * tail;
+                        }
+                    }
+                    used[n] += r;
+                    m1[n] += r * s1;
+                    m2[n] += r * s2;
+                }
+            });
         }
-    });
+    }
+    for (std::size_t n = 0; n < N; ++n) {
+        emax[n] = m1[n] / used[n];
+        emax2[n] = m2[n] / used[n];
+        for (std::size_t l = 0; l < L; ++l) post_mean[n * L + l] /= used[n];
+    }
 }
 
 }  // namespace capfront

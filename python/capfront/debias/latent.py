@@ -15,11 +15,15 @@ the counts ``S[n, l]``, integrating ``d`` and the cell effect out. Then
 ``O_pgm = mean_n E_post[max_l p[n, l]]`` (given ``d``, cells are independent, so
 ``E[max | d] = int_0^1 (1 - prod_l F_l(x | d)) dx`` with the posterior CDFs ``F_l``).
 
-Everything cell-level is tabulated once per fit on grids: the linear predictor
-``eta`` in [-14, 14] (step 0.1), ``logit p`` in [-16, 16] (step 0.05) and ``x`` in
-[0, 1] (uniform plus a logit grid near 0 and 1), so the per-prompt loops (C++
-``pgm_estep_stats``, ``pgm_emax``) are table look-ups: ``O(N L J)`` per EM
-iteration.
+The EM's cell likelihoods are tabulated once per fit on grids (the linear predictor
+``eta`` in [-14, 14], step 0.1, interpolated; ``logit p`` in [-16, 16], step 0.05),
+so the E-step (C++ ``pgm_estep_stats``) is table look-ups, ``O(N L J)`` per
+iteration. The posterior maximum (C++ ``pgm_emax``) uses the exact
+``eta = theta - D_j`` of every cell: per (topic, difficulty point) it builds each
+(model, count) cell's posterior CDF of ``logit p`` once, then integrates
+``1 - prod_l F_l`` by a trapezoid rule in ``t = logit x`` on nodes spaced by the
+narrowest possible posterior of the maximum (:func:`emax_stride`). A zero cell
+effect is a point mass: ``E[max | d] = max_l sigma(eta)`` exactly.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import expit, gammaln
+from scipy.special import expit, gammaln, ndtr, polygamma
 
 from .._backend import core, resolve_backend
 from .._numba_debias import (
@@ -48,12 +52,77 @@ ETA_GRID = np.arange(-14.0, 14.0 + ETA_STEP / 2, ETA_STEP)
 ETA_T_OFFSET = int(round((ETA_GRID[0] - T_GRID[0]) / T_STEP))  # eta_e = t[off + 2e]
 D_GRID = np.arange(-12.0, 12.0 + 0.25, 0.5)
 THETA_GRID = np.arange(-8.0, 8.0 + ETA_STEP / 2, ETA_STEP)
-# x grid of the posterior CDFs: uniform in p (129 points) merged with a logit grid
-# (161 points on [-10, 10]) so that maxima near 0 and 1 are resolved
-X_GRID = np.unique(
-    np.concatenate([np.linspace(0.0, 1.0, 129), expit(np.linspace(-10.0, 10.0, 161))])
-)
-X_STEPS = len(X_GRID) - 1
+# Nodes of the posterior CDFs in the posterior maximum: every stride-th cell
+# boundary t_i - T_STEP / 2 of the t grid, plus x = 0 and x = 1. cut[m] = number of
+# t points below node m, so that a cell's CDF at a node is an exact partial sum of
+# its discretised posterior. The integral over x is a trapezoid rule in t,
+# int g(x) dx = int g(t) sigma'(t) dt: the integrand is smooth and vanishes at both
+# ends, so the rule is far more accurate than a trapezoid in x on the same nodes.
+
+
+def emax_nodes(stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(cut, w1, w2)``: node cuts and the weights of ``int g dx`` and
+    ``int 2 x g dx``."""
+    b = np.arange(1, len(T_GRID), int(stride))
+    tb = T_GRID[b] - T_STEP / 2
+    dt = int(stride) * T_STEP
+    x = expit(tb)
+    lo = float(expit(tb[0] - dt / 2))  # below the first node g = 1: int = lo
+    hi = float(expit(tb[-1] + dt / 2))
+    w1 = dt * x * (1.0 - x)
+    cut = np.concatenate([[0], b, [len(T_GRID)]]).astype(np.int64)
+    w1_all = np.concatenate([[lo], w1, [1.0 - hi]])
+    w2_all = np.concatenate([[lo * lo], 2.0 * x * w1, [1.0 - hi * hi]])
+    return cut, np.ascontiguousarray(w1_all), np.ascontiguousarray(w2_all)
+
+
+_NODES: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+MAX_STRIDE = 16
+
+
+def _sd_of_max(L: int) -> float:
+    """SD of the maximum of ``L`` independent standard normals."""
+    x = np.linspace(-8.0, 8.0, 4001)
+    dens = L * np.exp(-0.5 * x**2) / np.sqrt(2 * np.pi) * ndtr(x) ** (L - 1)
+    dens /= dens.sum()
+    m = dens @ x
+    return float(np.sqrt(dens @ (x - m) ** 2))
+
+
+def emax_stride(family: str, scale: float, g_max: int, n_models: int = 1) -> int:
+    """Node stride (in t-grid steps) of the x integral in the posterior maximum.
+
+    The node spacing is at most the smallest SD the maximum of ``n_models`` cells
+    can have on the logit scale: ``sd_max(L) * (1 / v + g_max / 4)^(-1/2)``, with
+    ``v`` the cell-effect variance on the logit scale (``tau^2``; Beta:
+    ``2 trigamma(c / 2)``, its value at ``q = 1/2``), ``g_max / 4`` the most
+    information a cell's draws carry, and ``sd_max(L)`` the SD of the maximum of
+    ``L`` standard normals. The trapezoid rule in ``t`` on this smooth integrand
+    then agrees with stride 1 to about 1e-7 per prompt (checked in the tests)."""
+    if not scale > 0:
+        return 1
+    if family == "logitnormal":
+        v = float(scale) ** 2
+    else:
+        c = (1.0 - float(scale)) / float(scale)
+        v = 2.0 * float(polygamma(1, c / 2.0))
+    sd = (1.0 / v + max(int(g_max), 1) / 4.0) ** -0.5
+    sd *= _SD_MAX.setdefault(int(n_models), _sd_of_max(max(int(n_models), 1)))
+    return int(np.clip(np.floor(sd / T_STEP), 1, MAX_STRIDE))
+
+
+_SD_MAX: dict[int, float] = {}
+
+
+def _nodes(stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if stride not in _NODES:
+        _NODES[stride] = emax_nodes(stride)
+    return _NODES[stride]
+
+
+# a cell's CDF below EMAX_EPS counts as 0 and above 1 - EMAX_EPS as 1 in the
+# posterior maximum (changes the estimate by at most about L * EMAX_EPS)
+EMAX_EPS = 1e-8
 SUBSAMPLE_ABOVE = 60_000
 SUBSAMPLE_SIZE = 20_000
 SCALE_GRID = {
@@ -97,14 +166,14 @@ class Tables:
         self.n_rows = int((self.g_values + 1).sum())
         lp = -np.logaddexp(0, -T_GRID)  # log sigma(t)
         lq = -np.logaddexp(0, T_GRID)  # log (1 - sigma(t))
-        lik = []
+        loglik = []
         for g in self.g_values:
             s = np.arange(g + 1)[:, None]
             logc = gammaln(g + 1) - gammaln(s + 1) - gammaln(g - s + 1)
-            lik.append(np.exp(logc + s * lp[None] + (g - s) * lq[None]))
-        self.lik = np.concatenate(lik, axis=0)  # (R, n_t)
+            loglik.append(logc + s * lp[None] + (g - s) * lq[None])
+        self.loglik = np.ascontiguousarray(np.concatenate(loglik, axis=0))  # (R, n_t)
+        self.lik = np.exp(self.loglik)
         self._logh: dict[tuple[str, float], np.ndarray] = {}
-        self._post: dict[tuple[str, float], tuple[np.ndarray, np.ndarray]] = {}
 
     def logh(self, family: str, scale: float) -> np.ndarray:
         """``log h(row, eta_e)``: log marginal probability of the cell's count."""
@@ -115,39 +184,6 @@ class Tables:
             h = _matmul(self.lik, _mixing(family, scale))
             self._logh[key] = np.ascontiguousarray(np.log(np.maximum(h, 1e-300)))
         return self._logh[key]
-
-    def posterior(self, family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
-        """Posterior CDF of ``p`` on ``X_GRID`` ``(R, n_eta, len(X_GRID))`` and
-        posterior mean ``(R, n_eta)`` of a cell given its count and ``eta``.
-
-        Cached per ``(family, scale)`` (a few entries, about 64 MB at most): the
-        audit's refits mostly land on the same scale. Callers must not modify the
-        returned arrays."""
-        key = (family, round(float(scale), 10))
-        if key not in self._post:
-            size = sum(c.nbytes + m.nbytes for c, m in self._post.values())
-            if len(self._post) >= 4 or size > 2**26:
-                self._post.clear()
-            self._post[key] = self._posterior(family, scale)
-        return self._post[key]
-
-    def _posterior(self, family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
-        mix = _mixing(family, scale)
-        h = np.maximum(_matmul(self.lik, mix), 1e-300)
-        p_t = expit(T_GRID)
-        mean = _matmul(self.lik * p_t[None], mix) / h
-        x = X_GRID
-        cut = np.searchsorted(p_t, x, side="right")  # t < cut[m]  <=>  p_t <= x_m
-        R, E = h.shape
-        cdf = np.empty((R, E, X_STEPS + 1))
-        for r in range(R):
-            # cumulative posterior mass over t, read at the cut points
-            cum = np.cumsum(self.lik[r][:, None] * mix, axis=0)  # (n_t, E)
-            cum = np.concatenate([np.zeros((1, E)), cum], axis=0)
-            cdf[r] = (cum[cut] / h[r][None, :]).T
-        np.clip(cdf, 0.0, 1.0, out=cdf)
-        cdf[:, :, -1] = 1.0
-        return cdf, mean
 
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -235,23 +271,71 @@ def _mstep_scores(name, C3, logh, cand):
     return _matmul(C3.reshape(LK, -1), A)
 
 
-def _emax(name, resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp):
-    x = np.ascontiguousarray(X_GRID)
+def _emax(name, fit, min_resp, stride=None):
+    fam = FAMILIES.index(fit.family)
+    if stride is None:
+        stride = emax_stride(
+            fit.family,
+            fit.scale,
+            int(fit.tables.g_values.max()),
+            int((fit.cell_row >= 0).sum(axis=1).max()),
+        )
+    cut, w1, w2 = _nodes(int(stride))
+    args = (
+        fit.resp,
+        fit.cell_row,
+        fit.topic,
+        np.ascontiguousarray(fit.theta, dtype=np.float64),
+        D_GRID,
+        fit.tables.loglik,
+        T_GRID,
+        fam,
+        float(fit.scale),
+        cut,
+        w1,
+        w2,
+        float(min_resp),
+        EMAX_EPS,
+    )
     if name == "cpp":
-        return core().pgm_emax(
-            resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, x, min_resp
-        )
+        return core().pgm_emax(*args)
     if name == "numba":
-        return pgm_emax_nb(
-            resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, x, min_resp
-        )
-    return _emax_np(resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp)
+        return pgm_emax_nb(*args)
+    return _emax_np(*args)
 
 
-def _emax_np(resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp):
+def _log_mixing(family: int, scale: float, eta: np.ndarray) -> np.ndarray:
+    """``log m(t | eta)`` on T_GRID up to a constant, ``(len(eta), n_t)``."""
+    t = T_GRID[None, :]
+    eta = np.asarray(eta, dtype=np.float64)[:, None]
+    if family == 0:
+        return -0.5 * ((t - eta) / scale) ** 2
+    c = (1.0 - scale) / scale
+    q = expit(eta)
+    return q * c * (-np.logaddexp(0, -t)) + (1 - q) * c * (-np.logaddexp(0, t))
+
+
+def _emax_np(
+    resp,
+    cell_row,
+    topic,
+    theta,
+    d_grid,
+    loglik,
+    t_grid,
+    family,
+    scale,
+    cut,
+    w1,
+    w2,
+    min_resp,
+    eps,
+):
+    """Reference: per prompt and active difficulty point, every cell's posterior on
+    the full t grid in log space, its CDF at the nodes, the trapezoid of
+    ``1 - prod_l F_l``."""
     N, L = cell_row.shape
-    x = X_GRID
-    h = 0.5 * (np.concatenate([x[1:], x[-1:]]) - np.concatenate([x[:1], x[:-1]]))
+    p_t = expit(t_grid)
     emax = np.empty(N)
     emax2 = np.empty(N)
     pmean = np.zeros((N, L))
@@ -261,19 +345,27 @@ def _emax_np(resp, cell_row, topic, eta_idx, eta_wt, cdf, mean, min_resp):
         rows = cell_row[n, obs]
         active = np.flatnonzero(resp[n] >= min_resp)
         r = resp[n, active]
-        e = eta_idx[obs, k][:, active]  # (Lo, Ja)
-        w = eta_wt[obs, k][:, active]
-        fa = cdf[rows[:, None], e]  # (Lo, Ja, M+1)
-        fb = cdf[rows[:, None], e + 1]
-        F = fa + w[:, :, None] * (fb - fa)
-        tail = 1.0 - F.prod(axis=0)  # (Ja, M+1)
-        s1 = tail @ h
-        s2 = tail @ (h * 2.0 * x)
+        s1 = np.empty(len(active))
+        s2 = np.empty(len(active))
+        for i, j in enumerate(active):
+            eta = theta[obs, k] - d_grid[j]
+            if not scale > 0:
+                sig = expit(eta)
+                s1[i], s2[i] = sig.max(), sig.max() ** 2
+                pmean[n, obs] += r[i] * sig
+                continue
+            lw = loglik[rows] + _log_mixing(family, scale, eta)  # (Lo, T)
+            w = np.exp(lw - lw.max(axis=1, keepdims=True))
+            tot = w.sum(axis=1)
+            cum = np.concatenate([np.zeros((len(obs), 1)), np.cumsum(w, axis=1)], 1)
+            F = np.clip(cum[:, cut] / tot[:, None], 0.0, 1.0)
+            tail = 1.0 - F.prod(axis=0)
+            s1[i] = tail @ w1
+            s2[i] = tail @ w2
+            pmean[n, obs] += r[i] * (w @ p_t) / tot
         emax[n] = (r @ s1) / r.sum()
         emax2[n] = (r @ s2) / r.sum()
-        pa = mean[rows[:, None], e]
-        pb = mean[rows[:, None], e + 1]
-        pmean[n, obs] = ((pa + w * (pb - pa)) @ r) / r.sum()
+        pmean[n] /= r.sum()
     return emax, emax2, pmean
 
 
@@ -504,26 +596,18 @@ def fit_latent(
 
 
 def posterior_max(
-    fit: LatentFit, backend: str | None = None, min_resp: float = 1e-6
+    fit: LatentFit,
+    backend: str | None = None,
+    min_resp: float = 1e-6,
+    stride: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per prompt ``E_post[max_l p]``, ``E_post[(max_l p)^2]`` and per cell
     ``E_post[p]`` ``(N, L)`` under the fit (hyperparameters fixed). Difficulty grid
     points whose posterior mass is below ``min_resp`` are skipped and the rest
-    renormalised."""
+    renormalised. ``stride``: node spacing of the x integral in t-grid steps
+    (default: :func:`emax_stride`)."""
     name = resolve_backend(backend)
-    cdf, mean = fit.tables.posterior(fit.family, fit.scale)
-    idx, wt = _eta_index(fit.theta)
-    emax, emax2, pmean = _emax(
-        name,
-        fit.resp,
-        fit.cell_row,
-        fit.topic,
-        idx,
-        wt,
-        cdf,
-        np.ascontiguousarray(mean),
-        float(min_resp),
-    )
+    emax, emax2, pmean = _emax(name, fit, float(min_resp), stride)
     pmean = np.where(fit.cell_row >= 0, pmean, np.nan)
     return np.asarray(emax), np.asarray(emax2), pmean
 
