@@ -69,12 +69,17 @@ def pgm_emax(
     resp: npt.NDArray[np.float64],
     cell_row: npt.NDArray[np.int64],
     topic: npt.NDArray[np.int64],
-    eta_idx: npt.NDArray[np.int64],
-    eta_wt: npt.NDArray[np.float64],
-    cdf_table: npt.NDArray[np.float64],
-    mean_table: npt.NDArray[np.float64],
-    x_grid: npt.NDArray[np.float64],
+    theta: npt.NDArray[np.float64],
+    d_grid: npt.NDArray[np.float64],
+    loglik: npt.NDArray[np.float64],
+    t_grid: npt.NDArray[np.float64],
+    family: int,
+    scale: float,
+    cut: npt.NDArray[np.int64],
+    w1: npt.NDArray[np.float64],
+    w2: npt.NDArray[np.float64],
     min_resp: float,
+    eps: float,
 ) -> tuple[
     npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]
 ]: ...
