@@ -39,23 +39,17 @@ py::array_t<double> subsample_curve_rows(const carray<std::int64_t>& successes,
 }
 
 py::array_t<double> crossfit_rows(const carray<std::int64_t>& successes,
-                                  const carray<std::int64_t>& n_draws,
-                                  const carray<double>& nodes, const carray<double>& weights) {
+                                  const carray<std::int64_t>& n_draws) {
     check_counts(successes, n_draws);
-    require(nodes.ndim() == 1 && weights.ndim() == 1 && nodes.shape(0) == weights.shape(0),
-            "nodes and weights must be 1-D of equal length");
     const auto N = static_cast<std::size_t>(successes.shape(0));
     const auto L = static_cast<std::size_t>(successes.shape(1));
     py::array_t<double> out(static_cast<py::ssize_t>(N));
     const std::int64_t* s = successes.data();
     const std::int64_t* g = n_draws.data();
-    const double* gz = nodes.data();
-    const double* gw = weights.data();
-    const auto Q = static_cast<std::size_t>(nodes.shape(0));
     double* o = out.mutable_data();
     {
         py::gil_scoped_release release;
-        capfront::crossfit_rows(s, g, N, L, gz, gw, Q, o);
+        capfront::crossfit_rows(s, g, N, L, o);
     }
     return out;
 }
@@ -186,6 +180,38 @@ py::array_t<double> pgm_mstep_scores(const carray<double>& stats, const carray<d
     return out;
 }
 
+py::array_t<double> pgm_mstep_scores_window(const carray<double>& stats,
+                                            const carray<double>& logh,
+                                            const carray<std::int64_t>& cand,
+                                            const carray<std::int64_t>& lo, std::int64_t width) {
+    require(stats.ndim() == 3, "stats must be shaped (LK, R, J)");
+    require(logh.ndim() == 2 && logh.shape(0) == stats.shape(1), "logh must be (R, E)");
+    require(cand.ndim() == 2 && cand.shape(0) == stats.shape(2), "cand must be (J, n_cand)");
+    require(lo.ndim() == 1 && lo.shape(0) == stats.shape(0), "lo must have LK entries");
+    const auto LK = static_cast<std::size_t>(stats.shape(0));
+    const auto R = static_cast<std::size_t>(stats.shape(1));
+    const auto J = static_cast<std::size_t>(stats.shape(2));
+    const auto E = static_cast<std::size_t>(logh.shape(1));
+    const auto Cn = static_cast<std::size_t>(cand.shape(1));
+    require(width >= 1 && static_cast<std::size_t>(width) <= Cn, "width must lie in 1..n_cand");
+    const auto W = static_cast<std::size_t>(width);
+    const std::int64_t* ci = cand.data();
+    const std::int64_t* l0 = lo.data();
+    for (std::size_t i = 0; i < J * Cn; ++i)
+        require(ci[i] >= 0 && ci[i] < static_cast<std::int64_t>(E), "cand out of range");
+    for (std::size_t a = 0; a < LK; ++a)
+        require(l0[a] >= 0 && static_cast<std::size_t>(l0[a]) + W <= Cn, "lo out of range");
+    py::array_t<double> out({static_cast<py::ssize_t>(LK), static_cast<py::ssize_t>(W)});
+    const double* c = stats.data();
+    const double* lh = logh.data();
+    double* o = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::pgm_mstep_scores_window(c, lh, ci, l0, LK, R, J, E, Cn, W, o);
+    }
+    return out;
+}
+
 py::tuple pgm_emax(const carray<double>& resp, const carray<std::int64_t>& cell_row,
                    const carray<std::int64_t>& topic, const carray<double>& theta,
                    const carray<double>& d_grid, const carray<double>& loglik,
@@ -249,7 +275,6 @@ void register_debias(py::module_& m) {
           py::arg("n_draws"), py::arg("sizes"),
           "Per-prompt exact subsample curve, (N, len(sizes)) (GIL released).");
     m.def("crossfit_rows", &crossfit_rows, py::arg("successes"), py::arg("n_draws"),
-          py::arg("nodes"), py::arg("weights"),
           "Per-prompt expected cross-fit oracle over random half splits (GIL released).");
     m.def("pgm_estep", &pgm_estep, py::arg("table"), py::arg("cell_row"), py::arg("topic"),
           py::arg("log_w"), py::arg("resp"),
@@ -262,6 +287,9 @@ void register_debias(py::module_& m) {
           "Latent-model M-step statistics (L, K, R, J).");
     m.def("pgm_mstep_scores", &pgm_mstep_scores, py::arg("stats"), py::arg("logh"),
           py::arg("cand"), "Latent-model M-step scores of candidate theta values.");
+    m.def("pgm_mstep_scores_window", &pgm_mstep_scores_window, py::arg("stats"),
+          py::arg("logh"), py::arg("cand"), py::arg("lo"), py::arg("width"),
+          "M-step scores of candidates lo[a] .. lo[a] + width - 1 per model/topic.");
     m.def("pgm_emax", &pgm_emax, py::arg("resp"), py::arg("cell_row"), py::arg("topic"),
           py::arg("theta"), py::arg("d_grid"), py::arg("loglik"), py::arg("t_grid"),
           py::arg("family"), py::arg("scale"), py::arg("cut"), py::arg("w1"), py::arg("w2"),

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "expected_max.hpp"
@@ -32,38 +33,174 @@ void parallel_blocks_min(std::size_t n, std::size_t grain, double work, Body&& b
     parallel_blocks(n, grain, std::forward<Body>(body));
 }
 
-// out[n * n_sizes + j] = O_biased(sizes[j]) for prompt n alone (SPEC 3).
-// Cost O(N L sum_j g_j); memory: the (N, n_sizes) output only.
+// CDFs of Hypergeom(G, S, g) for every observed draw count G, every S = 0..G and
+// every size g in `sizes` (g <= G), tabulated once per call: a cell's CDF is then a
+// look-up instead of an O(g) recursion with divisions. Filled by hypergeom_cdf itself,
+// so results are identical either way. Draw counts whose tables would exceed the
+// budget are left out (get() returns nullptr: compute the CDF directly).
+class HypergeomCdfTables {
+  public:
+    HypergeomCdfTables(const std::int64_t* n_draws, std::size_t n_cells,
+                       std::vector<std::int64_t> sizes)
+        : sizes_(std::move(sizes)) {
+        std::int64_t g_max = 0;
+        for (std::size_t i = 0; i < n_cells; ++i) g_max = std::max(g_max, n_draws[i]);
+        if (g_max > (std::int64_t{1} << 20)) return;
+        index_.assign(static_cast<std::size_t>(g_max) + 1, -1);
+        std::vector<char> seen(static_cast<std::size_t>(g_max) + 1, 0);
+        for (std::size_t i = 0; i < n_cells; ++i)
+            if (n_draws[i] > 0) seen[static_cast<std::size_t>(n_draws[i])] = 1;
+        stride_ = 0;
+        offset_.resize(sizes_.size());
+        for (std::size_t j = 0; j < sizes_.size(); ++j) {
+            offset_[j] = stride_;
+            stride_ += static_cast<std::size_t>(std::max<std::int64_t>(sizes_[j], 0)) + 1;
+        }
+        constexpr std::size_t kBudget = std::size_t{1} << 22;  // doubles
+        std::size_t used = 0;
+        for (std::int64_t G = 1; G <= g_max; ++G) {
+            if (!seen[static_cast<std::size_t>(G)]) continue;
+            const std::size_t need = static_cast<std::size_t>(G + 1) * stride_;
+            if (used + need > kBudget) continue;
+            index_[static_cast<std::size_t>(G)] = static_cast<std::int64_t>(used);
+            used += need;
+        }
+        cdf_.assign(used, 0.0);
+        for (std::int64_t G = 1; G <= g_max; ++G) {
+            const std::int64_t o = index_[static_cast<std::size_t>(G)];
+            if (o < 0) continue;
+            for (std::int64_t S = 0; S <= G; ++S)
+                for (std::size_t j = 0; j < sizes_.size(); ++j)
+                    if (sizes_[j] >= 0 && sizes_[j] <= G)
+                        hypergeom_cdf(G, S, sizes_[j],
+                                      cdf_.data() + static_cast<std::size_t>(o) +
+                                          static_cast<std::size_t>(S) * stride_ + offset_[j]);
+        }
+    }
+    // CDF (sizes[j] + 1 values) of Hypergeom(G, S, sizes[j]), or nullptr
+    const double* get(std::int64_t G, std::int64_t S, std::size_t j) const {
+        if (j >= sizes_.size() || G < 0 || static_cast<std::size_t>(G) >= index_.size())
+            return nullptr;
+        const std::int64_t o = index_[static_cast<std::size_t>(G)];
+        if (o < 0 || sizes_[j] > G) return nullptr;
+        return cdf_.data() + static_cast<std::size_t>(o) + static_cast<std::size_t>(S) * stride_ +
+               offset_[j];
+    }
+    std::size_t size_index(std::int64_t g) const {
+        for (std::size_t j = 0; j < sizes_.size(); ++j)
+            if (sizes_[j] == g) return j;
+        return sizes_.size();
+    }
+
+  private:
+    std::vector<std::int64_t> sizes_;
+    std::vector<std::int64_t> index_;  // G -> offset into cdf_, -1: not tabulated
+    std::vector<std::size_t> offset_;
+    std::size_t stride_ = 0;
+    std::vector<double> cdf_;
+};
+
+// out[n * n_sizes + j] = O_biased(sizes[j]) for prompt n alone (SPEC 3):
+// (1/g) sum_{a < g} (1 - prod_l P(X_l <= a)), X_l ~ Hypergeom(G_l, S_l, g).
+// Cost O(N L sum_j g_j) multiplies plus the CDF tables; memory: the output.
 inline void subsample_curve_rows(const std::int64_t* successes, const std::int64_t* n_draws,
                                  std::size_t N, std::size_t L, const std::int64_t* sizes,
                                  std::size_t n_sizes, double* out) {
     double work = 0.0;
     for (std::size_t j = 0; j < n_sizes; ++j) work += static_cast<double>(sizes[j]);
     work *= static_cast<double>(N * L);
+    const HypergeomCdfTables tables(n_draws, N * L,
+                                    std::vector<std::int64_t>(sizes, sizes + n_sizes));
     parallel_blocks_min(N, 256, work, [&](std::size_t r0, std::size_t r1) {
         std::vector<double> scratch, prod;
-        for (std::size_t n = r0; n < r1; ++n)
-            subsample_curve_row(successes + n * L, n_draws + n * L, L, sizes, n_sizes,
-                                scratch, prod, out + n * n_sizes);
+        for (std::size_t n = r0; n < r1; ++n) {
+            const std::int64_t* S = successes + n * L;
+            const std::int64_t* G = n_draws + n * L;
+            double* row = out + n * n_sizes;
+            for (std::size_t j = 0; j < n_sizes; ++j) {
+                const std::int64_t g = sizes[j];
+                prod.assign(static_cast<std::size_t>(g), 1.0);
+                bool any = false;
+                for (std::size_t l = 0; l < L; ++l) {
+                    if (G[l] <= 0) continue;
+                    any = true;
+                    const double* cdf = tables.get(G[l], S[l], j);
+                    if (cdf == nullptr) {
+                        scratch.resize(static_cast<std::size_t>(g) + 1);
+                        hypergeom_cdf(G[l], S[l], g, scratch.data());
+                        cdf = scratch.data();
+                    }
+                    for (std::int64_t k = 0; k < g; ++k) prod[k] *= cdf[k];
+                }
+                double sum = 0.0;
+                for (std::int64_t k = 0; k < g; ++k) sum += 1.0 - prod[k];
+                row[j] = any ? sum / static_cast<double>(g)
+                             : std::numeric_limits<double>::quiet_NaN();
+            }
+        }
     });
 }
+
+// Gauss-Legendre rules on [0, 1] with q = 1..q_max nodes: nodes[q] and weights[q].
+struct GaussLegendre01 {
+    std::vector<std::vector<double>> nodes, weights;
+    explicit GaussLegendre01(std::size_t q_max) : nodes(q_max + 1), weights(q_max + 1) {
+        const double pi = 3.14159265358979323846;
+        for (std::size_t q = 1; q <= q_max; ++q) {
+            nodes[q].resize(q);
+            weights[q].resize(q);
+            for (std::size_t i = 0; i < q; ++i) {
+                // Newton on P_q from the usual initial guess
+                double x = std::cos(pi * (static_cast<double>(i) + 0.75) /
+                                    (static_cast<double>(q) + 0.5));
+                double dp = 1.0;
+                for (int it = 0; it < 100; ++it) {
+                    double p0 = 1.0, p1 = x;
+                    for (std::size_t k = 2; k <= q; ++k) {
+                        const double p2 = ((2.0 * k - 1.0) * x * p1 - (k - 1.0) * p0) / k;
+                        p0 = p1;
+                        p1 = p2;
+                    }
+                    dp = static_cast<double>(q) * (x * p1 - p0) / (x * x - 1.0);
+                    const double dx = p1 / dp;
+                    x -= dx;
+                    if (std::fabs(dx) < 1e-16) break;
+                }
+                {  // derivative at the converged root
+                    double p0 = 1.0, p1 = x;
+                    for (std::size_t k = 2; k <= q; ++k) {
+                        const double p2 = ((2.0 * k - 1.0) * x * p1 - (k - 1.0) * p0) / k;
+                        p0 = p1;
+                        p1 = p2;
+                    }
+                    dp = static_cast<double>(q) * (x * p1 - p0) / (x * x - 1.0);
+                }
+                nodes[q][i] = 0.5 * (1.0 - x);
+                weights[q][i] = 1.0 / ((1.0 - x * x) * dp * dp);  // 2/(..) on [-1,1], /2
+            }
+        }
+    }
+};
 
 // Expected cross-fit value of one prompt for one split size g: select
 // argmax_l of the successes among g draws per model (a uniformly random size-g subset;
 // ties broken uniformly at random), score the chosen model on its other G_l - g draws.
 // With X_l ~ Hypergeom(G_l, S_l, g) independent across models,
 //   value = sum_l sum_a P(X_l = a) * (S_l - a) / (G_l - g) * W_l(a),
-//   W_l(a) = P(l wins | X_l = a) = int_0^1 prod_{m != l} [P(X_m < a) + z P(X_m = a)] dz,
-// the integral (a polynomial of degree <= L - 1 in z) done exactly by Gauss-Legendre
-// nodes gz/gw on [0, 1]. Cost O(g L n_nodes) per prompt.
+//   W_l(a) = P(l wins | X_l = a) = int_0^1 prod_{m != l} [P(X_m < a) + z P(X_m = a)] dz.
+// At level a the models with P(X_m = a) = 0 give a constant factor P(X_m < a) (a level
+// where some model surely exceeds a contributes nothing); the rest, d of them, make
+// the integrand a polynomial of degree d - 1 in z, integrated exactly by the
+// ceil(d / 2)-node Gauss-Legendre rule. Cost O(sum_a d_a^2) per prompt.
 struct CrossfitScratch {
-    std::vector<double> cdf, pmf, cdfm, pre, suf, score;
+    std::vector<double> cdf, pmf, cdfm, pre, suf, c, f, rest;
     std::vector<std::size_t> obs;
 };
 
 inline double crossfit_row_split(const std::int64_t* S, const std::int64_t* G, std::size_t L,
-                                 std::int64_t g, const double* gz, const double* gw,
-                                 std::size_t n_nodes, CrossfitScratch& w) {
+                                 std::int64_t g, const GaussLegendre01& gl, CrossfitScratch& w,
+                                 const HypergeomCdfTables* tables = nullptr,
+                                 std::size_t size_index = 0) {
     w.obs.clear();
     for (std::size_t l = 0; l < L; ++l)
         if (G[l] > 0) w.obs.push_back(l);
@@ -74,38 +211,56 @@ inline double crossfit_row_split(const std::int64_t* S, const std::int64_t* G, s
     w.cdfm.assign(M * A, 0.0);  // P(X_m <= a - 1)
     for (std::size_t i = 0; i < M; ++i) {
         const std::size_t l = w.obs[i];
-        hypergeom_cdf(G[l], S[l], g, w.cdf.data());
+        const double* cdf = tables ? tables->get(G[l], S[l], size_index) : nullptr;
+        if (cdf == nullptr) {
+            hypergeom_cdf(G[l], S[l], g, w.cdf.data());
+            cdf = w.cdf.data();
+        }
         double prev = 0.0;
         for (std::size_t a = 0; a < A; ++a) {
-            w.pmf[i * A + a] = std::max(0.0, w.cdf[a] - prev);
+            w.pmf[i * A + a] = std::max(0.0, cdf[a] - prev);
             w.cdfm[i * A + a] = prev;
-            prev = w.cdf[a];
+            prev = cdf[a];
         }
     }
     w.pre.resize(M + 1);
     w.suf.resize(M + 1);
     double value = 0.0;
     for (std::size_t a = 0; a < A; ++a) {
-        bool any = false;
-        for (std::size_t i = 0; i < M; ++i) any = any || w.pmf[i * A + a] > 0.0;
-        if (!any) continue;
-        for (std::size_t q = 0; q < n_nodes; ++q) {
-            const double z = gz[q];
-            w.pre[0] = 1.0;
-            for (std::size_t i = 0; i < M; ++i)
-                w.pre[i + 1] = w.pre[i] * (w.cdfm[i * A + a] + z * w.pmf[i * A + a]);
-            w.suf[M] = 1.0;
-            for (std::size_t i = M; i > 0; --i)
-                w.suf[i - 1] = w.suf[i] * (w.cdfm[(i - 1) * A + a] + z * w.pmf[(i - 1) * A + a]);
-            for (std::size_t i = 0; i < M; ++i) {
-                const double f = w.pmf[i * A + a];
-                if (f <= 0.0) continue;
+        double C = 1.0;  // product over the models with P(X_m = a) = 0
+        w.c.clear();
+        w.f.clear();
+        w.rest.clear();
+        for (std::size_t i = 0; i < M; ++i) {
+            const double f = w.pmf[i * A + a];
+            if (f > 0.0) {
                 const std::size_t l = w.obs[i];
-                const double rest = static_cast<double>(S[l] - static_cast<std::int64_t>(a)) /
-                                    static_cast<double>(G[l] - g);
-                value += gw[q] * f * rest * w.pre[i] * w.suf[i + 1];
+                w.c.push_back(w.cdfm[i * A + a]);
+                w.f.push_back(f);
+                w.rest.push_back(static_cast<double>(S[l] - static_cast<std::int64_t>(a)) /
+                                 static_cast<double>(G[l] - g));
+            } else {
+                C *= w.cdfm[i * A + a];
             }
         }
+        const std::size_t d = w.f.size();
+        if (d == 0 || C <= 0.0) continue;
+        const std::size_t q = (d + 1) / 2;
+        const double* gz = gl.nodes[q].data();
+        const double* gw = gl.weights[q].data();
+        double acc = 0.0;
+        for (std::size_t k = 0; k < q; ++k) {
+            const double z = gz[k];
+            w.pre[0] = 1.0;
+            for (std::size_t i = 0; i < d; ++i) w.pre[i + 1] = w.pre[i] * (w.c[i] + z * w.f[i]);
+            w.suf[d] = 1.0;
+            for (std::size_t i = d; i > 0; --i)
+                w.suf[i - 1] = w.suf[i] * (w.c[i - 1] + z * w.f[i - 1]);
+            double s = 0.0;
+            for (std::size_t i = 0; i < d; ++i) s += w.f[i] * w.rest[i] * w.pre[i] * w.suf[i + 1];
+            acc += gw[k] * s;
+        }
+        value += C * acc;
     }
     return value;
 }
@@ -114,9 +269,25 @@ inline double crossfit_row_split(const std::int64_t* S, const std::int64_t* G, s
 // cross-fit value ("both ways"), Gmin the fewest draws of an observed cell of the row.
 // The caller guarantees Gmin >= 2 on every row.
 inline void crossfit_rows(const std::int64_t* successes, const std::int64_t* n_draws,
-                          std::size_t N, std::size_t L, const double* gz, const double* gw,
-                          std::size_t n_nodes, double* out) {
-    const double work = static_cast<double>(N * L) * static_cast<double>(n_nodes) * 8.0;
+                          std::size_t N, std::size_t L, double* out) {
+    const double work = static_cast<double>(N * L) * static_cast<double>(L / 2 + 1) * 8.0;
+    const GaussLegendre01 gl(L / 2 + 1);
+    // split sizes that occur, for the CDF tables
+    std::vector<char> seen;
+    for (std::size_t n = 0; n < N; ++n) {
+        std::int64_t gmin = std::numeric_limits<std::int64_t>::max();
+        for (std::size_t l = 0; l < L; ++l)
+            if (n_draws[n * L + l] > 0) gmin = std::min(gmin, n_draws[n * L + l]);
+        if (gmin == std::numeric_limits<std::int64_t>::max() || gmin > (1 << 20)) continue;
+        const auto hi = static_cast<std::size_t>(gmin - gmin / 2);
+        if (seen.size() <= hi) seen.resize(hi + 1, 0);
+        seen[static_cast<std::size_t>(gmin / 2)] = 1;
+        seen[hi] = 1;
+    }
+    std::vector<std::int64_t> sizes;
+    for (std::size_t g = 0; g < seen.size(); ++g)
+        if (seen[g]) sizes.push_back(static_cast<std::int64_t>(g));
+    const HypergeomCdfTables tables(n_draws, N * L, sizes);
     parallel_blocks_min(N, 128, work, [&](std::size_t r0, std::size_t r1) {
         CrossfitScratch w;
         for (std::size_t n = r0; n < r1; ++n) {
@@ -126,9 +297,11 @@ inline void crossfit_rows(const std::int64_t* successes, const std::int64_t* n_d
             for (std::size_t l = 0; l < L; ++l)
                 if (G[l] > 0) gmin = std::min(gmin, G[l]);
             const std::int64_t g1 = gmin / 2, g2 = gmin - gmin / 2;
-            const double v1 = crossfit_row_split(S, G, L, g1, gz, gw, n_nodes, w);
-            const double v2 =
-                g2 == g1 ? v1 : crossfit_row_split(S, G, L, g2, gz, gw, n_nodes, w);
+            const double v1 =
+                crossfit_row_split(S, G, L, g1, gl, w, &tables, tables.size_index(g1));
+            const double v2 = g2 == g1 ? v1
+                                       : crossfit_row_split(S, G, L, g2, gl, w, &tables,
+                                                            tables.size_index(g2));
             out[n] = 0.5 * (v1 + v2);
         }
     });
@@ -296,6 +469,32 @@ inline void pgm_mstep_scores(const double* C, const double* logh, const std::int
                     if (w == 0.0) continue;
                     const std::int64_t* idx = cand + j * n_cand;
                     for (std::size_t c = 0; c < n_cand; ++c) out[c] += w * row[idx[c]];
+                }
+            }
+        }
+    });
+}
+
+// M-step scores on a window of candidates per model/topic: f[a, k] = score of
+// candidate lo[a] + k (k < width), summed in the same order as pgm_mstep_scores, so
+// the values equal the full kernel's. Cost O(nnz(C) * width).
+inline void pgm_mstep_scores_window(const double* C, const double* logh, const std::int64_t* cand,
+                                    const std::int64_t* lo, std::size_t LK, std::size_t R,
+                                    std::size_t J, std::size_t E, std::size_t n_cand,
+                                    std::size_t width, double* f) {
+    const double work = static_cast<double>(LK * R * J) * static_cast<double>(width) / 4.0;
+    parallel_blocks_min(LK, 1, work, [&](std::size_t a0, std::size_t a1) {
+        for (std::size_t a = a0; a < a1; ++a) {
+            double* out = f + a * width;
+            const std::size_t c0 = static_cast<std::size_t>(lo[a]);
+            for (std::size_t k = 0; k < width; ++k) out[k] = 0.0;
+            for (std::size_t r = 0; r < R; ++r) {
+                const double* row = logh + r * E;
+                for (std::size_t j = 0; j < J; ++j) {
+                    const double w = C[(a * R + r) * J + j];
+                    if (w == 0.0) continue;
+                    const std::int64_t* idx = cand + j * n_cand + c0;
+                    for (std::size_t k = 0; k < width; ++k) out[k] += w * row[idx[k]];
                 }
             }
         }

@@ -17,14 +17,22 @@ wrong in ways the counts cannot reveal.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from .._backend import get_num_threads
 from ..results import EvalResults
 from ._input import check_counts, counts, min_draws, topic_codes
+from .extrapolation import (
+    curve_rows,
+    decay_decomposition,
+    fit_sizes,
+    jackknife_decomposition,
+)
 
 AUDIT_METHODS = (
     "naive",
@@ -63,6 +71,11 @@ class AuditResult:
         )
 
 
+def _cols(rows: np.ndarray, sizes: np.ndarray, want) -> np.ndarray:
+    """Columns of the curve ``rows`` (on ``sizes``) at the sizes ``want``."""
+    return np.ascontiguousarray(rows[:, np.searchsorted(sizes, np.asarray(want))])
+
+
 def _recommend(table: pd.DataFrame, level: float) -> str:
     cand = table.drop(index="naive", errors="ignore")
     ok = cand[(cand["coverage"] >= level - 0.05) & (cand["coverage"] <= 0.995)]
@@ -82,6 +95,7 @@ def audit(
     pgm_max_iter: int = 5,
     backend: str | None = None,
     pgm_tol: float = 1e-5,
+    n_workers: int | None = None,
 ) -> AuditResult:
     """Simulate data like ``results`` from its fitted latent model and score every
     oracle estimator against the known truth.
@@ -99,6 +113,9 @@ def audit(
         ``pgm_tol`` log-likelihood per observed cell (typically after 2 M-steps;
         the estimate then differs from the fully converged refit by a few 1e-5,
         a few percent of its sampling SD).
+    n_workers : simulations run at the same time in threads (default: the number
+        of kernel threads); each has its own random stream, so the result does not
+        depend on it.
 
     Returns
     -------
@@ -130,7 +147,10 @@ def audit(
     K = fit.theta.shape[1]
     freq = np.bincount(topic, minlength=K) / N
     obs = G > 0
-    rng = np.random.default_rng(seed)
+    # independent streams: the population, then one per simulation (so the result
+    # does not depend on how many simulations run at the same time)
+    streams = np.random.SeedSequence(int(seed)).spawn(int(n_sims) + 1)
+    rng = np.random.default_rng(streams[0])
     # population oracle of the fitted model (missing-cell pattern of random rows)
     n_pop = int(min(4e6 / L, 400_000))
     p_pop, _ = fit.simulate_p(n_pop, rng, freq)
@@ -140,14 +160,35 @@ def audit(
     est = {m: np.empty(n_sims) for m in methods}
     ses = {m: np.empty(n_sims) for m in methods}
     truth = np.empty(n_sims)
-    for i in range(n_sims):
-        p, tp = fit.simulate_p(N, rng, freq)
-        Si = rng.binomial(G, np.where(obs, p, 0.0))
+    if "extrapolation" in methods and g < 4:
+        raise ValueError(
+            "extrapolation (fitting O_inf + a g^-lam) needs at least 4 generations "
+            f"per cell; the data has cells with {g}"
+        )
+    curve_methods = [m for m in methods if m in ("jackknife", "extrapolation")]
+    sizes = None
+    if curve_methods:
+        sizes = np.unique(
+            np.concatenate(
+                [[g - 1, g]]
+                + ([fit_sizes(g)] if "extrapolation" in curve_methods else [])
+            )
+        ).astype(np.int64)
+
+    def one(i: int) -> None:
+        r = np.random.default_rng(streams[i + 1])
+        p, tp = fit.simulate_p(N, r, freq)
+        Si = r.binomial(G, np.where(obs, p, 0.0))
         truth[i] = np.where(obs, p, -np.inf).max(axis=1).mean()
+        Si, Gi = check_counts(Si, G)
+        rows_c = None
+        if sizes is not None:  # one subsample curve for jackknife and extrapolation
+            rows_c = curve_rows(Si, Gi, sizes, backend)
         for m in methods:
             if m == "pgm":
                 dec = pgm_decomposition(
-                    *check_counts(Si, G),
+                    Si,
+                    Gi,
                     tp,
                     family=family,
                     backend=backend,
@@ -156,10 +197,26 @@ def audit(
                     tol=float(pgm_tol),
                     min_resp=AUDIT_MIN_RESP,
                 )
+            elif m == "jackknife":
+                dec = jackknife_decomposition(
+                    Si, Gi, backend=backend, rows=_cols(rows_c, sizes, [g - 1, g])
+                )
+            elif m == "extrapolation":
+                fs = fit_sizes(g)
+                dec = decay_decomposition(fs, _cols(rows_c, sizes, fs), None)
             else:
-                dec = decompose_counts(Si, G, m, backend=backend)
+                dec = decompose_counts(Si, Gi, m, backend=backend)
             est[m][i] = dec.estimate()
             ses[m][i] = dec.standard_error()
+
+    workers = max(1, min(int(n_workers or get_num_threads()), int(n_sims)))
+    if workers == 1:
+        for i in range(n_sims):
+            one(i)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            for fut in [pool.submit(one, i) for i in range(n_sims)]:
+                fut.result()
     rows_out = []
     for m in methods:
         err = est[m] - truth

@@ -67,9 +67,9 @@ def crossfit_rows(
 ) -> np.ndarray:
     """Expected cross-fit value per prompt, ``(N,)``."""
     name = resolve_backend(backend)
-    z, w = _nodes(S.shape[1])
     if name == "cpp":
-        return core().crossfit_rows(S, G, z, w)
+        return core().crossfit_rows(S, G)
+    z, w = _nodes(S.shape[1])
     if name == "numba":
         return crossfit_rows_nb(S, G, z, w)
     out = np.empty(S.shape[0])

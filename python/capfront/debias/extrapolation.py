@@ -129,16 +129,23 @@ def decay_decomposition(
 
 
 def jackknife_decomposition(
-    S: np.ndarray, G: np.ndarray, *, lam: float = 0.5, backend: str | None = None
+    S: np.ndarray,
+    G: np.ndarray,
+    *,
+    lam: float = 0.5,
+    backend: str | None = None,
+    rows: np.ndarray | None = None,
 ) -> Decomposition:
     """Generalised jackknife over generations: with ``O(g)`` the subsample curve,
     ``O_jack = (G^lam O(G) - (G-1)^lam O(G-1)) / (G^lam - (G-1)^lam)``; it removes a
     bias ``a g^-lam`` exactly (``lam = 1`` is Quenouille's jackknife, whose
-    delete-one average over generations is exactly ``O(G-1)`` for counts)."""
+    delete-one average over generations is exactly ``O(G-1)`` for counts).
+    ``rows``: the curve on sizes ``(G - 1, G)`` when already computed."""
     require_min_draws(G, 2, "jackknife")
     g = min_draws(G)
     sizes = np.array([g - 1, g], dtype=np.int64)
-    rows = curve_rows(S, G, sizes, backend)
+    if rows is None:
+        rows = curve_rows(S, G, sizes, backend)
     wa, wb = float(g - 1) ** lam, float(g) ** lam
     grad = np.array([-wa, wb]) / (wb - wa)
 

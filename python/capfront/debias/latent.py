@@ -115,9 +115,10 @@ _SD_MAX: dict[int, float] = {}
 
 
 def _nodes(stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if stride not in _NODES:
-        _NODES[stride] = emax_nodes(stride)
-    return _NODES[stride]
+    out = _NODES.get(stride)
+    if out is None:
+        out = _NODES[stride] = emax_nodes(stride)
+    return out
 
 
 # a cell's CDF below EMAX_EPS counts as 0 and above 1 - EMAX_EPS as 1 in the
@@ -178,12 +179,14 @@ class Tables:
     def logh(self, family: str, scale: float) -> np.ndarray:
         """``log h(row, eta_e)``: log marginal probability of the cell's count."""
         key = (family, round(float(scale), 10))
-        if key not in self._logh:
+        out = self._logh.get(key)  # (thread safe: the audit refits in threads)
+        if out is None:
             if len(self._logh) > 48:
                 self._logh.clear()
             h = _matmul(self.lik, _mixing(family, scale))
-            self._logh[key] = np.ascontiguousarray(np.log(np.maximum(h, 1e-300)))
-        return self._logh[key]
+            out = np.ascontiguousarray(np.log(np.maximum(h, 1e-300)))
+            self._logh[key] = out
+        return out
 
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -269,6 +272,33 @@ def _mstep_scores(name, C3, logh, cand):
     LK = C3.shape[0]
     A = logh[:, cand].reshape(-1, cand.shape[1])  # (R*J, n_cand)
     return _matmul(C3.reshape(LK, -1), A)
+
+
+THETA_WINDOW = 41  # M-step candidates around the current theta (+- 2.0)
+
+
+def _mstep_window(name, C3, logh, cand, theta_flat, penalty):
+    """M-step scores ``(LK, n_cand)`` on a window of THETA_WINDOW candidates around
+    each current ``theta`` (-inf elsewhere); rows whose best windowed candidate
+    (with the ridge penalty) sits on an inner edge of the window get the full row.
+    Window values equal the full kernel's."""
+    LK, n_c = C3.shape[0], cand.shape[1]
+    width = min(THETA_WINDOW, n_c)
+    cur = np.rint((theta_flat - THETA_GRID[0]) / ETA_STEP).astype(np.int64)
+    lo = np.ascontiguousarray(np.clip(cur - width // 2, 0, n_c - width))
+    cols = lo[:, None] + np.arange(width)[None, :]
+    rows = np.arange(LK)[:, None]
+    if name == "cpp":
+        fw = core().pgm_mstep_scores_window(C3, logh, cand, lo, width)
+    else:
+        fw = _mstep_scores(name, C3, logh, cand)[rows, cols]
+    f = np.full((LK, n_c), -np.inf)
+    f[rows, cols] = fw
+    k = (fw + penalty[cols]).argmax(axis=1)
+    edge = ((k == 0) & (lo > 0)) | ((k == width - 1) & (lo + width < n_c))
+    if edge.any():
+        f[edge] = _mstep_scores(name, np.ascontiguousarray(C3[edge]), logh, cand)
+    return f
 
 
 def _emax(name, fit, min_resp, stride=None):
@@ -419,11 +449,12 @@ _TABLE_CACHE: dict[tuple, Tables] = {}
 
 def _tables(g_values: np.ndarray) -> Tables:
     key = tuple(int(g) for g in g_values)
-    if key not in _TABLE_CACHE:
+    out = _TABLE_CACHE.get(key)
+    if out is None:
         if len(_TABLE_CACHE) > 8:
             _TABLE_CACHE.clear()
-        _TABLE_CACHE[key] = Tables(g_values)
-    return _TABLE_CACHE[key]
+        out = _TABLE_CACHE[key] = Tables(g_values)
+    return out
 
 
 def fit_latent(
@@ -538,8 +569,11 @@ def fit_latent(
         b0 = int(np.argmin(np.abs(grid - sc)))
         near = range(max(0, b0 - 1), min(len(grid), b0 + 2))
         scored = {}
+        th_flat = theta.reshape(-1)
         for b in near:
-            f = _mstep_scores(name, C, tables.logh(family, grid[b]), cand_idx)
+            f = _mstep_window(
+                name, C, tables.logh(family, grid[b]), cand_idx, th_flat, penalty
+            )
             f = f + penalty[None, :]
             scored[b] = (float(f.max(axis=1).sum()), f)
         b = max(scored, key=lambda i: scored[i][0])
@@ -556,7 +590,9 @@ def fit_latent(
                 s_new = round(float(np.clip(-a1 / (2 * a2), x0, x2)), 2)
         f = scored[b][1]
         if s_new != float(grid[b]):
-            f = _mstep_scores(name, C, tables.logh(family, s_new), cand_idx)
+            f = _mstep_window(
+                name, C, tables.logh(family, s_new), cand_idx, th_flat, penalty
+            )
             f = f + penalty[None, :]
         c = f.argmax(axis=1)
         rows_ = np.arange(len(c))
