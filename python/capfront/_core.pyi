@@ -35,8 +35,6 @@ def subsample_curve_rows(
 def crossfit_rows(
     successes: npt.NDArray[np.int64],
     n_draws: npt.NDArray[np.int64],
-    nodes: npt.NDArray[np.float64],
-    weights: npt.NDArray[np.float64],
 ) -> npt.NDArray[np.float64]: ...
 def pgm_estep(
     table: npt.NDArray[np.float64],
