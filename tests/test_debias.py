@@ -444,3 +444,48 @@ def test_emax_matches_monte_carlo():
         best = np.maximum(best, expit(t))
     got = latent.posterior_max(fit, "cpp", min_resp=0.0)[0][n]
     assert got == pytest.approx(best.mean(), abs=4 * best.std() / np.sqrt(draws))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.integers(1, 12),
+    st.integers(2, 12),
+    st.booleans(),
+)
+def test_count_kernels_backends_property(seed, L, G, missing):
+    # the tabulated C++ kernels (hypergeometric CDF tables, per-level quadrature
+    # of the cross-fit) against the plain NumPy reference
+    S, Gm = _counts(seed, N=12, L=L, G=G, missing=missing)
+    ref_cf = crossfit_rows(S, Gm, "numpy")
+    g = int(Gm[Gm > 0].min())
+    sizes = np.arange(1, g + 1)
+    ref_curve = curve_rows(S, Gm, sizes, "numpy")
+    np.testing.assert_allclose(crossfit_rows(S, Gm, "cpp"), ref_cf, atol=1e-12)
+    np.testing.assert_allclose(curve_rows(S, Gm, sizes, "cpp"), ref_curve, atol=1e-12)
+
+
+def test_mstep_window_matches_full_grid(monkeypatch):
+    from capfront.debias import latent
+
+    S, G = _counts(4, N=300, L=5, G=10)
+    topic = np.arange(300) % 2
+    a = latent.fit_latent(S, G, topic, max_iter=15)
+    monkeypatch.setattr(latent, "THETA_WINDOW", len(latent.THETA_GRID))
+    b = latent.fit_latent(S, G, topic, max_iter=15)
+    np.testing.assert_array_equal(a.theta, b.theta)
+    assert a.scale == b.scale and a.loglik == b.loglik
+
+
+def test_audit_independent_of_workers():
+    res = cf.simulate(400, 4, 8, n_topics=2, seed=6, as_counts=True)
+    one = cf.audit(res, n_sims=4, seed=2, n_workers=1)
+    two = cf.audit(res, n_sims=4, seed=2, n_workers=2)
+    assert one.table.equals(two.table) and one.recommended == two.recommended
+    for m in one.table.index:
+        np.testing.assert_array_equal(
+            one.estimates["estimates"][m], two.estimates["estimates"][m]
+        )
+    with pytest.raises(ValueError, match="at least 4 generations"):
+        short = cf.simulate(100, 3, 3, seed=1, as_counts=True)
+        cf.audit(short, n_sims=2, methods=("naive", "extrapolation"))
