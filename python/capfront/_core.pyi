@@ -63,6 +63,13 @@ def pgm_mstep_scores(
     logh: npt.NDArray[np.float64],
     cand: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.float64]: ...
+def pgm_mstep_scores_window(
+    stats: npt.NDArray[np.float64],
+    logh: npt.NDArray[np.float64],
+    cand: npt.NDArray[np.int64],
+    lo: npt.NDArray[np.int64],
+    width: int,
+) -> npt.NDArray[np.float64]: ...
 def pgm_emax(
     resp: npt.NDArray[np.float64],
     cell_row: npt.NDArray[np.int64],
