@@ -312,8 +312,8 @@ def test_pgm_quality_posterior_means():
         )
     fr = frontier(r, quality="pgm")
     naive = frontier(r)
-    with pytest.raises(NotImplementedError, match="refit"):
-        fr.versus_best_single(ci=0.9)
+    t = fr.versus_best_single(ci=0.9, n_resamples=100)  # conditional on the fit
+    assert t.loc["all", "cost_reduction_low"] <= t.loc["all", "cost_reduction_high"]
     diag = capfront.debiased_oracle(r, "pgm").diagnostics
     assert fr.max_quality == pytest.approx(diag["max_of_posterior_means"])
     assert fr.max_quality < naive.max_quality  # shrinkage removes optimism
@@ -550,3 +550,178 @@ def test_large_prehoc_threads_and_cost_orders():
                 np.testing.assert_array_equal(got.vertices, ref.vertices)
     finally:
         capfront.set_num_threads(threads)
+
+
+@st.composite
+def latency_tables(draw):
+    N = draw(st.integers(1, 5))
+    L = draw(st.integers(1, 3))
+    S = np.array(draw(st.lists(st.integers(0, 2), min_size=N * L, max_size=N * L)))
+    vals = st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0])
+    c = np.array(draw(st.lists(vals, min_size=N * L, max_size=N * L)))
+    t = np.array(draw(st.lists(vals, min_size=N * L, max_size=N * L)))
+    return capfront.EvalResults.from_counts(
+        S.reshape(N, L), 2, cost=c.reshape(N, L), latency=t.reshape(N, L)
+    )
+
+
+def _brute_force_hull(results):
+    """All L^N deterministic policies and the vertices of their upper hull."""
+    import itertools as it
+
+    from capfront.pareto import _upper_hull_flags
+
+    q = results.p_hat
+    c = results.mean_cost
+    t = results.mean_latency
+    N, L = q.shape
+    n = np.arange(N)
+    pts = np.array(
+        [
+            [q[n, j].mean(), c[n, j].mean(), t[n, j].mean()]
+            for j in map(list, it.product(range(L), repeat=N))
+        ]
+    )
+    return pts, pts[_upper_hull_flags(pts)]
+
+
+def _as_set(pts):
+    return {tuple(np.round(p, 9)) for p in pts}
+
+
+@settings(max_examples=80, deadline=None)
+@given(latency_tables())
+def test_latency_frontier_hull_matches_brute_force(results):
+    """The supported (mean-latency hull) policies equal the vertices of the 3-D
+    upper hull of all L^N deterministic policies."""
+    lf = capfront.latency_frontier(results)
+    assert lf.exact
+    pts, want = _brute_force_hull(results)
+    hull = lf.hull()[["quality", "cost", "latency_mean"]].to_numpy()
+    assert _as_set(hull) == _as_set(want)
+    supported = lf.policies[lf.policies["source"] == "supported"]
+    got = supported[["quality", "cost", "latency_mean"]].to_numpy()
+    assert _as_set(got) == _as_set(want)
+    # every policy is on or below the hull: no weight prefers a brute-force point
+    rng = np.random.default_rng(0)
+    for w in rng.random((20, 3)):
+        score = pts @ (w * [1, -1, -1])
+        assert score.max() <= (got @ (w * [1, -1, -1])).max() + 1e-9
+    # per-prompt choices reproduce the table
+    q, c = results.p_hat, results.mean_cost
+    n = np.arange(results.n_prompts)
+    for i, ch in enumerate(lf.choices):
+        row = lf.policies.iloc[i]
+        assert q[n, ch].mean() == pytest.approx(row["quality"], abs=1e-12)
+        assert c[n, ch].mean() == pytest.approx(row["cost"], abs=1e-12)
+
+
+def test_latency_frontier_cap_and_p95_flags():
+    rng = np.random.default_rng(4)
+    N, L = 60, 5
+    r = capfront.EvalResults.from_counts(
+        rng.integers(0, 5, size=(N, L)),
+        4,
+        cost=rng.random((N, L)),
+        latency=rng.random((N, L)),
+    )
+    full = capfront.latency_frontier(r)
+    assert full.exact and full.n_solves > 0
+    assert (full.policies["source"] == "single").sum() == L
+    with pytest.warns(RuntimeWarning, match="max_policies"):
+        capped = capfront.latency_frontier(r, max_policies=3)
+    assert not capped.exact
+    assert (capped.policies["source"] == "supported").sum() <= 3
+    with pytest.raises(ValueError, match="max_policies"):
+        capfront.latency_frontier(r, max_policies=0)
+    # P95 flags: no candidate dominates a flagged one
+    pol = full.policies
+    pts = pol[["quality", "cost", "latency_p95"]].to_numpy()
+    for i in np.flatnonzero(pol["pareto_p95"]):
+        ge = (
+            (pts[:, 0] >= pts[i, 0])
+            & (pts[:, 1] <= pts[i, 1])
+            & (pts[:, 2] <= pts[i, 2])
+        )
+        gt = (pts[:, 0] > pts[i, 0]) | (pts[:, 1] < pts[i, 1]) | (pts[:, 2] < pts[i, 2])
+        assert not (ge & gt).any()
+    share = full.policy(0)
+    assert list(share.columns) == ["model", "k"] and len(share) == N
+
+
+def _ci_width(table, col, row="all"):
+    return table.loc[row, f"{col}_high"] - table.loc[row, f"{col}_low"]
+
+
+def test_versus_best_single_ci_fixed_per_cell_estimates():
+    """Per-cell quality / cost arrays: intervals conditional on the per-cell values
+    (prompts resampled); they contain the estimate, narrow with N, and agree with
+    the engine's naive intervals when the array equals p_hat."""
+
+    def make(n, seed):
+        rng = np.random.default_rng(seed)
+        L = 4
+        skill = np.array([0.0, 0.5, 1.0, 1.5])
+        p = 1 / (1 + np.exp(-(skill - rng.normal(0, 1.5, (n, 1)))))
+        S = rng.binomial(6, p)
+        cost = np.array([1.0, 2.0, 4.0, 8.0]) * rng.uniform(0.8, 1.2, (n, L))
+        return capfront.EvalResults.from_counts(S, 6, cost=cost)
+
+    small, large = make(150, 0), make(1500, 0)
+    widths = []
+    for r in (small, large):
+        q = r.p_hat.copy()
+        fr = frontier(r, quality=q, cost=r.mean_cost)
+        t = fr.versus_best_single(ci=0.9, n_resamples=300, seed=1)
+        for col in ("error_reduction", "cost_reduction"):
+            lo, hi = t.loc["all", f"{col}_low"], t.loc["all", f"{col}_high"]
+            assert lo <= t.loc["all", col] <= hi
+        widths.append(_ci_width(t, "error_reduction"))
+        # same seed -> same interval; other seeds move it a little
+        t2 = fr.versus_best_single(ci=0.9, n_resamples=300, seed=1)
+        pd_cols = ["error_reduction_low", "cost_reduction_high"]
+        np.testing.assert_array_equal(t[pd_cols].to_numpy(), t2[pd_cols].to_numpy())
+    assert widths[1] < 0.6 * widths[0]  # ~ 1 / sqrt(10)
+    # p_hat given as an array = the naive frontier: close to the engine's interval
+    r = small
+    naive = frontier(r).versus_best_single(ci=0.9, n_resamples=400)
+    fixed = frontier(r, quality=r.p_hat.copy()).versus_best_single(
+        ci=0.9, n_resamples=400
+    )
+    for col in ("error_reduction", "cost_reduction"):
+        assert fixed.loc["all", col] == pytest.approx(naive.loc["all", col])
+        for end in ("low", "high"):
+            assert fixed.loc["all", f"{col}_{end}"] == pytest.approx(
+                naive.loc["all", f"{col}_{end}"], abs=0.35 * _ci_width(naive, col)
+            )
+    with pytest.raises(ValueError, match="refit"):
+        frontier(r, quality=r.p_hat.copy()).versus_best_single(ci=0.9, refit=True)
+    with pytest.raises(ValueError, match="n_resamples and seed"):
+        frontier(r, quality=r.p_hat.copy()).versus_best_single(ci=0.9, method="bca")
+
+
+def test_versus_best_single_ci_per_benchmark_and_pgm():
+    rng = np.random.default_rng(8)
+    N, L = 240, 3
+    S = rng.integers(0, 5, size=(N, L))
+    bench = np.repeat(["a", "b", "c"], N // 3)
+    r = capfront.EvalResults.from_counts(S, 4, cost=[1.0, 2.0, 3.0], benchmark=bench)
+    q = np.sqrt(r.p_hat)
+    t = frontier(r, quality=q).versus_best_single(ci=0.8, n_resamples=100)
+    assert list(t.index) == ["a", "b", "c", "mean", "all"]
+    assert np.isnan(t.loc["mean", "cost_reduction_low"])
+    for b in ("a", "b", "c", "all"):
+        assert t.loc[b, "cost_reduction_low"] <= t.loc[b, "cost_reduction_high"]
+    if not hasattr(capfront, "debiased_oracle"):
+        return
+    small = capfront.EvalResults.from_counts(S[:90], 4, cost=[1.0, 2.0, 3.0])
+    fr = frontier(small, quality="pgm")
+    t = fr.versus_best_single(ci=0.9, n_resamples=200)
+    for col in ("error_reduction", "cost_reduction"):
+        lo, hi = t.loc["all", f"{col}_low"], t.loc["all", f"{col}_high"]
+        if np.isfinite(t.loc["all", col]):
+            assert lo - 1e-9 <= t.loc["all", col] <= hi + 1e-9
+    # refit=True: the per-cell fit redone on every replicate (slow path, tiny data)
+    tiny = frontier(small.select(np.arange(40)), quality="pgm")
+    t = tiny.versus_best_single(ci=0.9, refit=True, n_resamples=3)
+    assert t.loc["all", "cost_reduction_low"] <= t.loc["all", "cost_reduction_high"]

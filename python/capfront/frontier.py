@@ -922,7 +922,12 @@ class Frontier:
         )
 
     def versus_best_single(
-        self, ci: float | None = None, level: float = 0.95, **bootstrap_kwargs: Any
+        self,
+        ci: float | None = None,
+        level: float = 0.95,
+        *,
+        refit: bool = False,
+        **bootstrap_kwargs: Any,
     ) -> pd.DataFrame:
         """Frontier against the best single model, per benchmark and averaged.
 
@@ -935,7 +940,25 @@ class Frontier:
         ``"all"`` pools every prompt (one frontier and one best model overall).
 
         ``ci`` (a confidence level, e.g. 0.95; ``level`` is used when ``ci=True``)
-        adds bootstrap intervals from :func:`capfront.bootstrap.bootstrap`.
+        adds percentile bootstrap intervals over prompts (resampled with
+        replacement; ``n_resamples``, ``seed`` in ``bootstrap_kwargs``), columns
+        ``error_reduction_low/high`` and ``cost_reduction_low/high`` (NaN for the
+        ``"mean"`` row):
+
+        - naive quality (``p_hat``, or pass@k for posthoc) with a named or per-model
+          cost: :func:`capfront.bootstrap.bootstrap` (its fast path for the prehoc
+          frontier, any of its keyword arguments);
+        - any other quality (e.g. ``"pgm"``) or per-cell ``(N, L)`` quality / cost
+          arrays: by default **conditional on the fitted per-cell estimates**: the
+          per-cell qualities and costs are held fixed at their full-sample values,
+          only prompts are resampled (a replicate re-weights the frontier's hull
+          segments and the single models' column means, ``O(segments + N L)`` each,
+          prompts drawn from ``numpy.random.Philox(seed)``). This ignores the
+          estimation noise of the per-cell fit itself, so the interval is narrower
+          than a full refit's;
+        - ``refit=True`` (a named quality, cost not per-cell): refit the per-cell
+          estimates on every replicate through ``capfront.bootstrap`` with a
+          callable statistic (its slow path; cheap only for small data).
         """
         rows = [self._comparison_row(name, w) for name, w in self._groups().items()]
         table = pd.DataFrame(rows).set_index("benchmark")
@@ -956,29 +979,104 @@ class Frontier:
             table.index.name = "benchmark"
             table["n_prompts"] = table["n_prompts"].astype(int)
         if ci is not None and ci is not False:
-            table = self._add_ci(
-                table, level if ci is True else float(ci), **bootstrap_kwargs
-            )
+            lev = level if ci is True else float(ci)
+            if not 0 < lev < 1:
+                raise ValueError(f"ci level must lie in (0, 1), got {lev}")
+            if self._per_cell_inputs() and not refit:
+                table = self._add_ci_fixed(table, lev, **bootstrap_kwargs)
+            else:
+                table = self._add_ci(table, lev, **bootstrap_kwargs)
         return table
 
-    def _comparison_row(self, name: str, w: np.ndarray) -> dict[str, Any]:
-        sub = self.sub(w)
-        model, acc, cost = sub.best_single()
-        m = frontier_metrics(sub.vertices, cost, acc)
-        return {
-            "benchmark": name,
-            "n_prompts": int((w > 0).sum()),
-            "best_model": model,
-            "best_accuracy": acc,
-            "best_cost": cost,
-            "frontier_quality_at_best_cost": sub.quality_at(cost),
-            "error_reduction": m["error_reduction"],
-            "frontier_cost_at_best_accuracy": sub.cost_at(acc),
-            "cost_reduction": m["cost_reduction"],
-            "aiq": m["aiq"],
-            "oracle_quality": sub.max_quality,
-            "oracle_cost": float(sub.vertices[-1, 0]),
-        }
+    def _per_cell_inputs(self) -> bool:
+        """Quality other than naive, or per-cell (N, L) quality / cost arrays."""
+        cost = self.cost
+        per_cell_cost = not (
+            cost is None or isinstance(cost, str) or np.ndim(cost) == 1
+        )
+        naive = isinstance(self.quality, str) and self.quality == "naive"
+        return per_cell_cost or not naive
+
+    def _single_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(quality, cost, available) of one generation per cell, as used by
+        :meth:`single_points` for ``k = 1``."""
+        res = self.results
+        cbar = _cell_cost(res, self.cost)
+        q1 = _cell_quality(res, "naive" if self.posthoc else self.quality)
+        ok = np.isfinite(cbar) & np.isfinite(q1)
+        return np.where(ok, q1, 0.0), np.where(ok, cbar, 0.0), ok.astype(np.float64)
+
+    def _replicate_metrics(
+        self, W: np.ndarray, q1: np.ndarray, c1: np.ndarray, ok: np.ndarray
+    ) -> np.ndarray:
+        """``(R, 2)`` error and cost reductions for prompt weight rows ``W``: the
+        segments re-weighted, the best single model from the weighted column
+        means (ties as :meth:`best_single`)."""
+        out = np.empty((W.shape[0], 2))
+        share = W @ ok
+        with np.errstate(invalid="ignore", divide="ignore"):
+            acc = np.where(share > 0, (W @ q1) / share, -np.inf)
+            cst = np.where(share > 0, (W @ c1) / share, np.inf)
+        for r in range(W.shape[0]):
+            top = acc[r].max()
+            tied = np.flatnonzero(np.isclose(acc[r], top, rtol=1e-12, atol=0.0))
+            i = int(tied[np.argmin(cst[r, tied])])
+            v = frontier_vertices(self.segments, W[r], backend=self.backend)
+            m = frontier_metrics(v, float(cst[r, i]), float(acc[r, i]))
+            out[r] = m["error_reduction"], m["cost_reduction"]
+        return out
+
+    def _add_ci_fixed(
+        self,
+        table: pd.DataFrame,
+        level: float,
+        n_resamples: int = 1000,
+        seed: int = 0,
+        **kwargs: Any,
+    ) -> pd.DataFrame:
+        """Percentile intervals conditional on the fitted per-cell estimates."""
+        if kwargs:
+            raise ValueError(
+                "versus_best_single(ci=...) with fixed per-cell estimates takes "
+                f"n_resamples and seed only, got {sorted(kwargs)}"
+            )
+        if int(n_resamples) < 2:
+            raise ValueError(f"n_resamples must be >= 2, got {n_resamples}")
+        q1, c1, ok = self._single_arrays()
+        rng = np.random.Generator(np.random.Philox(int(seed)))
+        a = (1 - level) / 2
+        groups = list(self._groups().values())
+        if len(table) > len(groups):  # "mean" (no interval) and pooled "all"
+            groups += [None, self.weights]
+        lo: list[np.ndarray] = []
+        hi: list[np.ndarray] = []
+        N = self.segments.n_prompts
+        for w in groups:
+            if w is None:
+                lo.append(np.full(2, np.nan))
+                hi.append(np.full(2, np.nan))
+                continue
+            inside = np.flatnonzero(w > 0)
+            p = w[inside] / w[inside].sum()
+            reps = np.empty((int(n_resamples), 2))
+            for b0 in range(0, int(n_resamples), 64):
+                nb = min(64, int(n_resamples) - b0)
+                W = np.zeros((nb, N))
+                W[:, inside] = rng.multinomial(inside.size, p, size=nb)
+                W /= W.sum(axis=1, keepdims=True)
+                reps[b0 : b0 + nb] = self._replicate_metrics(W, q1, c1, ok)
+            bounds = np.full((2, 2), np.nan)
+            for k in range(2):
+                vals = reps[~np.isnan(reps[:, k]), k]
+                if vals.size:
+                    bounds[:, k] = np.quantile(vals, [a, 1 - a])
+            lo.append(bounds[0])
+            hi.append(bounds[1])
+        table = table.copy()
+        for k, col in enumerate(("error_reduction", "cost_reduction")):
+            table[f"{col}_low"] = [float(x[k]) for x in lo]
+            table[f"{col}_high"] = [float(x[k]) for x in hi]
+        return table
 
     def _add_ci(self, table: pd.DataFrame, level: float, **kwargs: Any) -> pd.DataFrame:
         try:
@@ -999,18 +1097,16 @@ class Frontier:
             and self.cost is None
         )
         cost = self.cost
-        per_cell = not (cost is None or isinstance(cost, str) or np.ndim(cost) == 1)
-        if not (isinstance(self.quality, str) and self.quality == "naive"):
-            raise NotImplementedError(
-                f"versus_best_single(ci=...) for quality={self.quality!r} is not "
-                "supported: it would refit the per-cell estimates on every bootstrap "
-                "replicate; use quality='naive' for intervals"
+        if not (cost is None or isinstance(cost, str) or np.ndim(cost) == 1):
+            raise ValueError(
+                "versus_best_single(ci=..., refit=True) cannot refit per-cell (N, L) "
+                "cost arrays (they do not follow resampled prompts); use refit=False "
+                "(intervals conditional on the per-cell values)"
             )
-        if per_cell:
-            raise NotImplementedError(
-                "versus_best_single(ci=...) with per-cell cost or quality arrays is "
-                "not supported (they do not follow resampled prompts); use cost=None, "
-                "'unit' or a per-model cost, and a named quality"
+        if not isinstance(self.quality, str):
+            raise ValueError(
+                "versus_best_single(ci=..., refit=True) cannot refit a given (N, L) "
+                "quality array; use refit=False (intervals conditional on it)"
             )
         for stat, col in (
             ("frontier_error_reduction", "error_reduction"),
@@ -1038,6 +1134,25 @@ class Frontier:
             table[f"{col}_low"] = lo
             table[f"{col}_high"] = hi
         return table
+
+    def _comparison_row(self, name: str, w: np.ndarray) -> dict[str, Any]:
+        sub = self.sub(w)
+        model, acc, cost = sub.best_single()
+        m = frontier_metrics(sub.vertices, cost, acc)
+        return {
+            "benchmark": name,
+            "n_prompts": int((w > 0).sum()),
+            "best_model": model,
+            "best_accuracy": acc,
+            "best_cost": cost,
+            "frontier_quality_at_best_cost": sub.quality_at(cost),
+            "error_reduction": m["error_reduction"],
+            "frontier_cost_at_best_accuracy": sub.cost_at(acc),
+            "cost_reduction": m["cost_reduction"],
+            "aiq": m["aiq"],
+            "oracle_quality": sub.max_quality,
+            "oracle_cost": float(sub.vertices[-1, 0]),
+        }
 
     # ---------------------------------------------------------------- band / plot
     def with_band(

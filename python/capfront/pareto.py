@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -92,20 +93,42 @@ def pareto_3d(
 # --------------------------------------------------------------------------- latency
 @dataclass
 class LatencyFrontier:
-    """Candidate routing policies in (quality, cost, latency) and their Pareto sets.
+    """Routing policies in (quality, cost, latency) and their Pareto sets.
 
     Attributes
     ----------
     policies : DataFrame
-        One row per candidate: ``quality``, ``cost``, ``latency_mean``,
+        One row per candidate policy: ``quality``, ``cost``, ``latency_mean``,
         ``latency_p95`` (over prompts of the chosen option's latency),
-        ``lambda_cost``, ``lambda_latency`` (the scalarisation that produced it, NaN
-        for single models), ``source`` ("scalarised" / "single"), and the flags
-        ``pareto_mean``, ``pareto_p95`` (non-dominated with mean / P95 latency) and
-        ``hull_mean`` (a vertex of the upper convex hull of the mean-latency set).
+        ``lambda_cost``, ``lambda_latency`` (the scalarisation
+        ``q - lambda_cost * c - lambda_latency * t`` that the policy maximises, in the
+        data's units; ``inf`` when the quality weight is 0; NaN for single models),
+        ``source`` (``"supported"``: a vertex of the upper convex hull of the
+        mean-latency set, found by :func:`latency_frontier`; ``"single"``: one model,
+        or one model's best-of-k, on every prompt), ``label``, and the flags
+        ``pareto_mean``, ``pareto_p95`` (non-dominated among the candidates with mean
+        / P95 latency) and ``hull_mean`` (a vertex of the upper convex hull of the
+        mean-latency set).
+    choices : (n_policies, N) int array
+        Option chosen per prompt by each policy (row of ``policies``); option
+        ``j = l * K + (k - 1)`` is model ``option_model[j]`` with ``option_k[j]``
+        draws.
+    option_model, option_k : (M,) int
+    models : model names
+    exact : bool
+        False when ``max_policies`` stopped the search before every hull facet was
+        confirmed (a warning was raised).
+    n_solves : int
+        Weighted problems solved (one ``O(N M)`` argmax each).
     """
 
     policies: pd.DataFrame
+    choices: np.ndarray | None = None
+    option_model: np.ndarray | None = None
+    option_k: np.ndarray | None = None
+    models: np.ndarray | None = None
+    exact: bool = True
+    n_solves: int = 0
 
     def pareto(self, latency: str = "mean") -> pd.DataFrame:
         if latency not in ("mean", "p95"):
@@ -114,6 +137,43 @@ class LatencyFrontier:
 
     def hull(self) -> pd.DataFrame:
         return self.policies[self.policies["hull_mean"]]
+
+    def policy(self, i: int) -> pd.DataFrame:
+        """Per prompt: the model and ``k`` that policy ``i`` (a row position of
+        ``policies``) routes it to."""
+        if self.choices is None or self.option_model is None:
+            raise ValueError("this LatencyFrontier keeps no per-prompt choices")
+        j = self.choices[int(i)]
+        names = np.asarray(self.models).astype(str)
+        return pd.DataFrame(
+            {"model": names[self.option_model[j]], "k": self.option_k[j]}
+        )
+
+    def plot(self, ax=None, latency: str = "mean"):  # type: ignore[no-untyped-def]
+        """Cost (x) against quality (y) of the candidates, coloured by latency; the
+        non-dominated ones ringed. Returns the Axes."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6.5, 5))
+        pol = self.policies
+        col = f"latency_{latency}"
+        sc = ax.scatter(pol["cost"], pol["quality"], c=pol[col], s=10, cmap="viridis")
+        on = pol[f"pareto_{latency}"]
+        ax.scatter(
+            pol.loc[on, "cost"],
+            pol.loc[on, "quality"],
+            s=30,
+            facecolors="none",
+            edgecolors="k",
+            lw=0.5,
+            label=f"non-dominated ({latency} latency)",
+        )
+        ax.figure.colorbar(sc, ax=ax, label=f"{latency} latency")
+        ax.set_xlabel("mean cost per prompt")
+        ax.set_ylabel("mean quality")
+        ax.legend(loc="lower right", fontsize=8)
+        return ax
 
 
 def _latency_options(results: EvalResults, posthoc: bool, K: int) -> np.ndarray:
@@ -146,37 +206,203 @@ def _latency_options(results: EvalResults, posthoc: bool, K: int) -> np.ndarray:
     return out.reshape(N, L * K)
 
 
+_SOLVE_CELLS = 1 << 22  # (weights x prompts x options) per vectorised chunk
+
+
+def _argmax_policies(z: np.ndarray, avail: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``(F, N)`` option per prompt maximising ``W[f] . z[n, j]`` (``z`` shaped
+    ``(N, M, 3)``, every column to be maximised). Ties: the higher quality, then
+    the lower cost, the lower latency, the first option (lexicographic, so a tie
+    picks a vertex of the optimal face)."""
+    N, M, _ = z.shape
+    F = W.shape[0]
+    out = np.empty((F, N), dtype=np.int64)
+    step = max(1, _SOLVE_CELLS // max(1, N * M))
+    neg = np.where(avail[None], 0.0, -np.inf)
+    for a in range(0, F, step):
+        w = W[a : a + step]
+        score = np.einsum("nmd,fd->fnm", z, w) + neg
+        tied = score >= score.max(axis=2, keepdims=True)
+        for d in range(3):  # lexicographic: quality, -cost, -latency
+            v = np.where(tied, z[None, :, :, d], -np.inf)
+            tied &= v >= v.max(axis=2, keepdims=True)
+        out[a : a + step] = np.argmax(tied, axis=2)
+    return out
+
+
+def _prune_options(
+    z: np.ndarray, avail: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per prompt, drop options that no weighted problem picks (with its tie rule):
+    those weakly dominated by another option (all columns maximised), and later
+    copies of equal options. Returns (original index (N, M'), z (N, M', 3),
+    available (N, M')) with ``M'`` the most options any prompt keeps."""
+    N, M, _ = z.shape
+    keep = np.zeros((N, M), dtype=bool)
+    step = max(1, _SOLVE_CELLS // max(1, M * M))
+    later = np.triu(np.ones((M, M), dtype=bool), 1)  # [i, j]: i before j
+    for a in range(0, N, step):
+        zz, av = z[a : a + step], avail[a : a + step]
+        ge = (zz[:, :, None, :] >= zz[:, None, :, :]).all(axis=3)  # [n, i, j]: i >= j
+        gt = (zz[:, :, None, :] > zz[:, None, :, :]).any(axis=3)
+        beats = ge & (gt | later[None]) & av[:, :, None] & av[:, None, :]
+        keep[a : a + step] = av & ~beats.any(axis=1)
+    width = max(1, int(keep.sum(axis=1).max()))
+    order = np.argsort(~keep, axis=1, kind="stable")[:, :width]
+    ok = np.take_along_axis(keep, order, axis=1)
+    zr = np.take_along_axis(z, order[:, :, None], axis=1)
+    return order, zr, ok
+
+
+def _augmented_hull(x: np.ndarray) -> Any:
+    """Qhull of ``x`` (``(P, 3)``, all columns maximised) together with
+    ``x - B e_i`` (free disposal, truncated): every facet whose outward normal is
+    componentwise >= 0 is a facet (or, when it holds a shifted point, the truncation
+    of an unbounded facet) of ``conv(x) - orthant``; any ``B > 0`` works."""
+    from scipy.spatial import ConvexHull
+
+    span = float(np.ptp(x, axis=0).max()) if len(x) > 1 else 0.0
+    B = max(span, 1.0)
+    shifted = [x - B * np.eye(3)[i] for i in range(3)]
+    return ConvexHull(np.vstack([x, *shifted]))
+
+
+def _upper_facets(hull: Any, tol: float = 1e-12) -> np.ndarray:
+    """Rows of ``hull.equations`` with an outward normal >= 0 (up to ``tol``)."""
+    return np.flatnonzero((hull.equations[:, :3] >= -tol).all(axis=1))
+
+
+def _supported_points(
+    z: np.ndarray, avail: np.ndarray, max_policies: int, tol: float
+) -> tuple[np.ndarray, np.ndarray, bool, int]:
+    """All vertices of the upper convex hull of the mean-latency set, by adaptive
+    facet refinement (NISE / Benson outer approximation). Returns (choices (P, N),
+    weights (P, 3), exact, number of weighted solves)."""
+    N = z.shape[0]
+    start = np.array(
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 1.0]]
+    )
+    choices = _argmax_policies(z, avail, start)
+    rows = np.arange(N)
+    pts = np.stack([z[rows, c].mean(axis=0) for c in choices])
+    _, first = np.unique(pts, axis=0, return_index=True)
+    first = np.sort(first)
+    first = first[:max_policies]
+    choices, pts, weights = choices[first], pts[first], start[first]
+    solves = len(start)
+    tried: set[tuple[float, ...]] = set()
+    seen = {tuple(np.round(p / tol)) for p in pts}
+    pts_l, choices_l, weights_l = list(pts), list(choices), list(weights)
+    exact = True
+    while True:
+        pts = np.asarray(pts_l)
+        hull = _augmented_hull(pts)
+        todo = []
+        for f in _upper_facets(hull):
+            n = np.clip(hull.equations[f, :3], 0.0, None)
+            key = tuple(np.round(n / n.sum(), 12))
+            if key in tried:
+                continue
+            tried.add(key)
+            todo.append(f)
+        if not todo:
+            break
+        W = np.clip(hull.equations[todo, :3], 0.0, None)
+        new = _argmax_policies(z, avail, W)
+        solves += len(todo)
+        cand = []  # (distance beyond the facet, point, choice, weight)
+        for f, c, w in zip(todo, new, W, strict=True):
+            p = z[rows, c].mean(axis=0)
+            eq = hull.equations[f]
+            gap = float(eq[:3] @ p + eq[3])
+            if gap <= tol:
+                continue  # the facet supports the reachable set: confirmed
+            cand.append((gap, p, c, w))
+        cand.sort(key=lambda item: -item[0])  # farthest first (matters when capped)
+        added = False
+        for _gap, p, c, w in cand:
+            key = tuple(np.round(p / tol))
+            if key in seen:
+                continue
+            if len(pts_l) >= max_policies:
+                exact = False
+                break
+            seen.add(key)
+            pts_l.append(p)
+            choices_l.append(c)
+            weights_l.append(w)
+            added = True
+        if not exact or not added:
+            break
+    choices, weights = np.asarray(choices_l), np.asarray(weights_l)
+    return choices, weights, exact, solves
+
+
 def latency_frontier(
     results: EvalResults,
     *,
     posthoc: bool = False,
     max_k: int | None = None,
     cost: str | np.ndarray | None = None,
-    n_lambda: int = 24,
+    max_policies: int = 20_000,
+    tol: float = 1e-10,
     backend: str | None = None,
 ) -> LatencyFrontier:
     """(quality, cost, latency) frontier of routing policies (SPEC 6, "Latency").
 
-    Candidates: every single model (and its best-of-k with ``posthoc``), and the
-    policies that route each prompt to ``argmax_j q - lambda_c * c - lambda_t * t``
-    over a log-spaced grid of ``(lambda_c, lambda_t)`` (``n_lambda`` values each,
-    plus 0), scaled by the data's cost and latency ranges. With latency taken as the
-    mean over prompts, every vertex of the reachable set's upper hull is such a
-    scalarised policy, so the grid approximates that hull from inside (it is not
-    exact, unlike :func:`capfront.frontier`). A policy's latency is the mean or the
-    P95 over prompts of its chosen option's latency; best-of-k runs in parallel and
-    waits for the slowest of ``k`` draws. Ties go to the cheaper, then faster, then
-    first option.
+    A deterministic policy picks one option per prompt (a model, or with
+    ``posthoc`` a model's best-of-k run in parallel, waiting for the slowest of the
+    ``k`` draws); its point is ``(mean_n q, mean_n c, mean_n t)`` with ``t`` the
+    chosen option's latency. Randomised policies fill the convex hull of these
+    points, the Minkowski average of the prompts' option sets.
+
+    **Mean latency (exact).** The supported policies, i.e. the vertices of the upper
+    convex hull of the reachable set (quality up, cost and latency down), are found
+    exactly by adaptive facet refinement (NISE / Benson outer approximation): start
+    from the policies maximising quality, minimising cost, minimising latency and
+    an equal-weight trade-off; take the convex hull of the points found, extended
+    by free disposal (qhull, ``scipy.spatial.ConvexHull``); for every facet with
+    outward normal ``w >= 0`` solve the weighted problem
+    ``argmax_j w_q q[n, j] - w_c c[n, j] - w_t t[n, j]`` per prompt (``O(N M)``, on
+    cost and latency scaled by their largest option value); add the policy when it
+    lies beyond the facet by more than ``tol``; stop when every facet is confirmed.
+    Then every facet supports the reachable set, so the hull found is the hull of
+    all ``M^N`` policies. Ties in a weighted problem go to the higher quality, then
+    the lower cost, the lower latency, the first option, which picks a vertex of
+    the optimal face.
+
+    **P95 latency (heuristic).** P95 over prompts is not additive, so the P95 set
+    is not searched over all policies: ``pareto_p95`` marks the candidates (the
+    supported policies and the single models) that no other candidate dominates
+    with P95 latency. It is exact relative to those candidates only; a policy
+    outside them may dominate some.
+
+    Parameters
+    ----------
+    results : EvalResults
+        With latency (and cost, or pass ``cost``).
+    posthoc : bool
+        Add best-of-k options (quality = unbiased pass@k, cost = ``k`` times the
+        cell's mean cost, latency = the unbiased expected max of ``k`` draws).
+    max_k : int, optional
+    cost : None | ``"unit"`` | array, as in :func:`capfront.frontier`.
+    max_policies : int
+        Safety cap on the supported policies kept; when reached the search stops
+        with a ``RuntimeWarning`` and ``exact=False``.
+    tol : float
+        A point must lie beyond a facet by more than ``tol`` (scaled units) to count.
+    backend : passed to :func:`pareto_3d`.
 
     Returns
     -------
     LatencyFrontier
-        with the non-dominated candidates for mean and P95 latency
-        (:func:`pareto_3d`, quality up, cost and latency down) and the vertices of the
-        upper convex hull of the mean-latency set.
     """
+    import warnings
+
     from .frontier import _resolve_max_k, frontier_options
 
+    if int(max_policies) < 1:
+        raise ValueError(f"max_policies must be >= 1, got {max_policies}")
     K = _resolve_max_k(results, posthoc, max_k)
     c, q, om, ok = frontier_options(
         results, posthoc=posthoc, max_k=K if posthoc else None, cost=cost
@@ -185,57 +411,79 @@ def latency_frontier(
     avail = np.isfinite(c) & np.isfinite(q) & np.isfinite(t)
     if not avail.any(axis=1).all():
         raise ValueError("some prompts have no option with quality, cost and latency")
-    c_scale = float(np.nanmax(np.where(avail, c, np.nan))) or 1.0
-    t_scale = float(np.nanmax(np.where(avail, t, np.nan))) or 1.0
-    grid = np.r_[0.0, np.logspace(-3, 2, n_lambda)]
-    rows: list[dict] = []
-    qa = np.where(avail, q, -np.inf)
-    for lc in grid:
-        for lt in grid:
-            score = (
-                qa
-                - (lc / c_scale) * np.where(avail, c, 0.0)
-                - (lt / t_scale) * np.where(avail, t, 0.0)
-            )
-            best = score.max(axis=1, keepdims=True)
-            tied = score >= best
-            # ties: cheaper, then faster, then first option
-            tc = np.where(tied, c, np.inf)
-            tied &= tc <= tc.min(axis=1, keepdims=True)
-            tt = np.where(tied, t, np.inf)
-            tied &= tt <= tt.min(axis=1, keepdims=True)
-            j = np.argmax(tied, axis=1)
-            rows.append(_policy_row(c, q, t, j, lc, lt, "scalarised"))
-    scalarised = pd.DataFrame(rows).drop_duplicates(
-        subset=["quality", "cost", "latency_mean", "latency_p95"]
+    if (np.where(avail, t, 0.0) < 0).any():
+        raise ValueError("latency must be >= 0")
+    c_scale = float(np.max(np.where(avail, np.abs(c), 0.0))) or 1.0
+    t_scale = float(np.max(np.where(avail, t, 0.0))) or 1.0
+    z = np.stack(
+        [
+            np.where(avail, q, 0.0),
+            -np.where(avail, c, 0.0) / c_scale,
+            -np.where(avail, t, 0.0) / t_scale,
+        ],
+        axis=2,
     )
-    singles = [
-        _policy_row(
-            c,
-            q,
-            t,
-            np.full(c.shape[0], j),
-            np.nan,
-            np.nan,
-            "single",
-            f"{results.models[om[j]]}@{ok[j]}",
+    keep_idx, zr, ar = _prune_options(z, avail)
+    choices, weights, exact, solves = _supported_points(
+        zr, ar, int(max_policies), float(tol)
+    )
+    choices = np.take_along_axis(keep_idx, choices.T, axis=1).T
+    if not exact:
+        warnings.warn(
+            f"latency_frontier stopped at max_policies={max_policies} supported "
+            "policies before every hull facet was confirmed: the mean-latency hull "
+            "is incomplete (raise max_policies)",
+            RuntimeWarning,
+            stacklevel=2,
         )
-        for j in range(c.shape[1])
-        if avail[:, j].all()
-    ]
-    table = pd.concat(
-        [scalarised, pd.DataFrame(singles, columns=scalarised.columns)],
-        ignore_index=True,
+    N = c.shape[0]
+    singles = [j for j in range(c.shape[1]) if avail[:, j].all()]
+    all_choices = np.vstack(
+        [choices, np.tile(np.asarray(singles, dtype=np.int64)[:, None], (1, N))]
     )
+    rows: list[dict] = []
+    for i, ch in enumerate(all_choices):
+        if i < len(choices):
+            wq, wc, wt = weights[i]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lc = wc / c_scale / wq if wq > 0 else np.inf
+                lt = wt / t_scale / wq if wq > 0 else np.inf
+            row = _policy_row(c, q, t, ch, lc, lt, "supported")
+        else:
+            j = singles[i - len(choices)]
+            row = _policy_row(
+                c,
+                q,
+                t,
+                ch,
+                np.nan,
+                np.nan,
+                "single",
+                f"{results.models[om[j]]}@{ok[j]}",
+            )
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    hull_mean = _upper_hull_flags(table[["quality", "cost", "latency_mean"]].to_numpy())
+    if exact:  # a tie may have found a point inside a hull face: not supported
+        keep = ~((table["source"] == "supported").to_numpy() & ~hull_mean)
+        if not keep.all():
+            table = table[keep].reset_index(drop=True)
+            all_choices, hull_mean = all_choices[keep], hull_mean[keep]
     for kind in ("mean", "p95"):
         pts = table[["quality", "cost", f"latency_{kind}"]].to_numpy()
         flag = np.zeros(len(table), dtype=bool)
         flag[pareto_3d(pts, backend=backend)] = True
         table[f"pareto_{kind}"] = flag
-    table["hull_mean"] = _upper_hull_flags(
-        table[["quality", "cost", "latency_mean"]].to_numpy()
+    table["hull_mean"] = hull_mean
+    return LatencyFrontier(
+        table,
+        choices=all_choices,
+        option_model=om,
+        option_k=ok,
+        models=np.asarray(results.models),
+        exact=exact,
+        n_solves=solves,
     )
-    return LatencyFrontier(table)
 
 
 def _policy_row(c, q, t, j, lc, lt, source, label=""):
@@ -253,25 +501,30 @@ def _policy_row(c, q, t, j, lc, lt, source, label=""):
     }
 
 
-def _upper_hull_flags(pts: np.ndarray) -> np.ndarray:
-    """Vertices of the convex hull of (quality, cost, latency) that lie on a facet
-    facing quality up / cost down / latency down (the "upper" hull)."""
+def _upper_hull_flags(pts: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Rows of ``(quality, cost, latency)`` points that are vertices of the upper
+    convex hull (quality up, cost and latency down): vertices of a facet of
+    ``conv(pts)`` extended by free disposal whose outward normal is >= 0. Equal
+    points are flagged together."""
+    pts = np.asarray(pts, dtype=np.float64)
     flags = np.zeros(len(pts), dtype=bool)
-    if len(pts) < 5:
-        flags[:] = True
+    if len(pts) == 0:
         return flags
-    from scipy.spatial import ConvexHull, QhullError
-
-    span = pts.max(axis=0) - pts.min(axis=0)
+    span = np.ptp(pts, axis=0)
     span[span == 0] = 1.0
-    z = (pts - pts.min(axis=0)) / span
-    try:
-        hull = ConvexHull(z)
-    except QhullError:
-        flags[:] = True  # flat set: every point is extreme in its plane
-        return flags
-    for eq, simplex in zip(hull.equations, hull.simplices, strict=True):
-        nrm = eq[:3]
-        if nrm[0] >= 0 and nrm[1] <= 0 and nrm[2] <= 0 and nrm.any():
-            flags[simplex] = True
-    return flags
+    x = (pts - pts.min(axis=0)) / span * np.array([1.0, -1.0, -1.0])
+    uniq, inverse = np.unique(x, axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    hull = _augmented_hull(uniq)
+    vert = np.zeros(len(uniq), dtype=bool)
+    for f in _upper_facets(hull, tol):
+        s = hull.simplices[f]
+        vert[s[s < len(uniq)]] = True
+    # qhull's triangulation may put a point of a flat facet in a simplex without it
+    # being a vertex: keep only points that are extreme (not inside the hull of the
+    # others on that facet) -- re-hull without each candidate would be O(P^2), so use
+    # qhull's vertex list, which holds extreme points only
+    extreme = np.zeros(len(uniq) + 3 * len(uniq), dtype=bool)
+    extreme[hull.vertices] = True
+    vert &= extreme[: len(uniq)]
+    return vert[inverse]
