@@ -219,14 +219,34 @@ def _argmax_policies(z: np.ndarray, avail: np.ndarray, W: np.ndarray) -> np.ndar
     out = np.empty((F, N), dtype=np.int64)
     step = max(1, _SOLVE_CELLS // max(1, N * M))
     neg = np.where(avail[None], 0.0, -np.inf)
+    # tie rank per prompt: quality desc, then (all columns maximised) -cost desc,
+    # -latency desc, option index asc
+    keys = (
+        np.broadcast_to(np.arange(M), (N, M)),
+        -z[:, :, 2],
+        -z[:, :, 1],
+        -z[:, :, 0],
+    )
+    rank = np.empty((N, M), dtype=np.int64)
+    for n0 in range(0, N, 4096):
+        sl = slice(n0, n0 + 4096)
+        o = np.lexsort(tuple(k[sl] for k in keys), axis=-1)
+        np.put_along_axis(rank[sl], o, np.arange(M)[None, :], axis=1)
     for a in range(0, F, step):
         w = W[a : a + step]
         score = np.einsum("nmd,fd->fnm", z, w) + neg
         tied = score >= score.max(axis=2, keepdims=True)
-        for d in range(3):  # lexicographic: quality, -cost, -latency
-            v = np.where(tied, z[None, :, :, d], -np.inf)
-            tied &= v >= v.max(axis=2, keepdims=True)
-        out[a : a + step] = np.argmax(tied, axis=2)
+        out[a : a + step] = np.argmin(np.where(tied, rank[None], M), axis=2)
+    return out
+
+
+def _policy_means(z: np.ndarray, choices: np.ndarray) -> np.ndarray:
+    """``(F, 3)`` mean over prompts of ``z[n, choices[f, n]]``."""
+    N = z.shape[0]
+    out = np.empty((choices.shape[0], 3))
+    step = max(1, _SOLVE_CELLS // max(1, 3 * N))
+    for a in range(0, choices.shape[0], step):
+        out[a : a + step] = z[np.arange(N)[None, :], choices[a : a + step]].mean(axis=1)
     return out
 
 
@@ -278,13 +298,11 @@ def _supported_points(
     """All vertices of the upper convex hull of the mean-latency set, by adaptive
     facet refinement (NISE / Benson outer approximation). Returns (choices (P, N),
     weights (P, 3), exact, number of weighted solves)."""
-    N = z.shape[0]
     start = np.array(
         [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [1.0, 1.0, 1.0]]
     )
     choices = _argmax_policies(z, avail, start)
-    rows = np.arange(N)
-    pts = np.stack([z[rows, c].mean(axis=0) for c in choices])
+    pts = _policy_means(z, choices)
     _, first = np.unique(pts, axis=0, return_index=True)
     first = np.sort(first)
     first = first[:max_policies]
@@ -310,14 +328,14 @@ def _supported_points(
         W = np.clip(hull.equations[todo, :3], 0.0, None)
         new = _argmax_policies(z, avail, W)
         solves += len(todo)
-        cand = []  # (distance beyond the facet, point, choice, weight)
-        for f, c, w in zip(todo, new, W, strict=True):
-            p = z[rows, c].mean(axis=0)
-            eq = hull.equations[f]
-            gap = float(eq[:3] @ p + eq[3])
-            if gap <= tol:
-                continue  # the facet supports the reachable set: confirmed
-            cand.append((gap, p, c, w))
+        means = _policy_means(z, new)
+        eqs = hull.equations[todo]
+        gaps = np.einsum("fd,fd->f", eqs[:, :3], means) + eqs[:, 3]
+        cand = [  # (distance beyond the facet, point, choice, weight)
+            (float(g), p, c, w)
+            for g, p, c, w in zip(gaps, means, new, W, strict=True)
+            if g > tol  # else the facet supports the reachable set: confirmed
+        ]
         cand.sort(key=lambda item: -item[0])  # farthest first (matters when capped)
         added = False
         for _gap, p, c, w in cand:
@@ -344,7 +362,7 @@ def latency_frontier(
     posthoc: bool = False,
     max_k: int | None = None,
     cost: str | np.ndarray | None = None,
-    max_policies: int = 20_000,
+    max_policies: int = 5_000,
     tol: float = 1e-10,
     backend: str | None = None,
 ) -> LatencyFrontier:
