@@ -41,13 +41,30 @@ py::dict suffstats_impl(const py::array& scores_obj, const py::object& mask_obj,
         latency = py::cast<carray<double>>(latency_obj);
         same_shape(latency, "latency");
     }
+    require(G < (std::size_t{1} << 31), "at most 2^31 - 1 generations per cell");
     const std::vector<py::ssize_t> shape2{static_cast<py::ssize_t>(N), static_cast<py::ssize_t>(L)};
-    py::array_t<double> successes(shape2), sum_sq(shape2), max_score(shape2);
-    py::array_t<std::int64_t> n_draws(shape2);
+    constexpr bool byte_scores = capfront::detail::is_byte_score<T>;
+    capfront::SuffStatsOut out;
+    py::object successes, sum_sq = py::none(), max_score = py::none(), n_draws = py::none();
+    if constexpr (byte_scores) {  // integer counts; sum_sq and max follow from them
+        py::array_t<std::int32_t> a(shape2);
+        out.counts = a.mutable_data();
+        successes = a;
+    } else {
+        py::array_t<double> a(shape2), b(shape2), c(shape2);
+        out.successes = a.mutable_data();
+        out.sum_sq = b.mutable_data();
+        out.max_score = c.mutable_data();
+        successes = a;
+        sum_sq = b;
+        max_score = c;
+    }
+    if (has_mask) {  // without a mask every cell has G draws: the caller broadcasts G
+        py::array_t<std::int32_t> a(shape2);
+        out.n_draws = a.mutable_data();
+        n_draws = a;
+    }
     py::object cost_sum = py::none(), latency_sum = py::none(), latency_max = py::none();
-    capfront::SuffStatsOut out{successes.mutable_data(), sum_sq.mutable_data(),
-                               n_draws.mutable_data(), max_score.mutable_data(),
-                               nullptr, nullptr, nullptr};
     if (has_cost) {
         py::array_t<double> a(shape2);
         out.cost_sum = a.mutable_data();

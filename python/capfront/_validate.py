@@ -67,13 +67,20 @@ def labels(
         if default_prefix is None:
             return None
         return np.array([f"{default_prefix}{i}" for i in range(n)], dtype=object)
-    arr = np.asarray(values, dtype=object)
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "iu":  # integer labels stay compact; others as objects
+        arr = np.asarray(values, dtype=object)
     if arr.ndim != 1 or len(arr) != n:
         raise ValueError(f"{name} must have {n} entries, got shape {arr.shape}")
     return arr
 
 
 def unique_labels(arr: np.ndarray, name: str) -> None:
+    if arr.dtype.kind in "iu":
+        uniq, counts = np.unique(arr, return_counts=True)
+        if (counts > 1).any():
+            raise ValueError(f"{name} has duplicate entries, e.g. {list(uniq[counts > 1][:3])}")
+        return
     uniq, counts = np.unique(arr.astype(str), return_counts=True)
     if (counts > 1).any():
         dup = uniq[counts > 1][:3]

@@ -814,29 +814,18 @@ def _resampled(
     def take(a: np.ndarray | None) -> np.ndarray | None:
         return None if a is None else a[idx]
 
-    n_draws = s.n_draws[idx]
+    stats_ = s.take(np.asarray(idx), np.arange(results.n_models))
+    stats_.prompts = stats_.models = None
     if successes is None:
-        succ, sum_sq, max_score = take(s.successes), take(s.sum_sq), take(s.max_score)
         scores, mask, latency = (
             take(results.scores),
             take(results.mask),
             take(results.latency),
         )
     else:
-        succ = successes.astype(np.float64)
-        sum_sq = succ.copy()
-        max_score = np.where(n_draws > 0, (succ > 0).astype(np.float64), np.nan)
+        stats_.successes = np.asarray(successes).astype(np.int32)
+        stats_._sum_sq = stats_._max_score = None
         scores = mask = latency = None
-    stats_ = SufficientStats(
-        successes=succ,
-        sum_sq=sum_sq,
-        n_draws=n_draws,
-        max_score=max_score,
-        cost_sum=take(s.cost_sum),
-        latency_sum=take(s.latency_sum),
-        latency_max=take(s.latency_max),
-        flags=dict(s.flags),
-    )
     return EvalResults(
         stats_,
         models=results.models,

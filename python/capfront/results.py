@@ -15,7 +15,7 @@ from ._validate import (
     labels,
     unique_labels,
 )
-from .suffstats import SufficientStats, sufficient_stats
+from .suffstats import SufficientStats, constant_draws, sufficient_stats
 
 
 class EvalResults:
@@ -57,6 +57,7 @@ class EvalResults:
         if L == 0:
             raise ValueError("no models: the data is empty")
         self._stats = stats
+        self._wide: dict[str, np.ndarray] = {}
         self.models = labels(
             models if models is not None else stats.models, L, "models", "model_"
         )
@@ -182,12 +183,13 @@ class EvalResults:
             raise ValueError("n_draws must be >= 0")
         if (S < 0).any() or (S > G).any():
             raise ValueError("successes must lie between 0 and n_draws in every cell")
-        Sf = S.astype(np.float64)
+        if G.size and G.max() >= 2**31:
+            raise ValueError("n_draws must be below 2^31")
         stats = SufficientStats(
-            successes=Sf,
-            sum_sq=Sf.copy(),
-            n_draws=G,
-            max_score=np.where(G > 0, (S > 0).astype(np.float64), np.nan),
+            successes=S.astype(np.int32),
+            n_draws=constant_draws(int(G.flat[0]), S.shape)
+            if (G == G.flat[0]).all()
+            else G.astype(np.int32),
             flags={"nonbinary_scores": 0},
         )
         _, cell_cost = _split_per_draw(cost, (*S.shape, 1), "cost", allow_full=False)
@@ -237,11 +239,27 @@ class EvalResults:
 
     @property
     def successes(self) -> np.ndarray:
-        return self._stats.successes
+        """``(N, L)`` sums of scores: int32 counts for binary data, float64 for
+        graded. Read-only by convention."""
+        return self._widen("successes")
 
     @property
     def n_draws(self) -> np.ndarray:
-        return self._stats.n_draws
+        """``(N, L)`` int draw counts (a read-only broadcast view when every cell
+        has the same number)."""
+        return self._widen("n_draws")
+
+    def _widen(self, name: str) -> np.ndarray:
+        """The stored array, widened once to int32 when it is held in a compact
+        (uint8/uint16) dtype, so arithmetic on it cannot overflow or wrap."""
+        arr = getattr(self._stats, name)
+        if arr.dtype.kind not in "iu" or arr.dtype.itemsize >= 4 or (
+            arr.ndim == 2 and arr.strides == (0, 0)
+        ):
+            return arr
+        if name not in self._wide:
+            self._wide[name] = arr.astype(np.int32)
+        return self._wide[name]
 
     @property
     def max_score(self) -> np.ndarray:
@@ -353,17 +371,8 @@ class EvalResults:
         def take(a: np.ndarray | None) -> np.ndarray | None:
             return None if a is None else a[np.ix_(p_idx, m_idx)]
 
-        s = self._stats
-        stats = SufficientStats(
-            successes=take(s.successes),
-            sum_sq=take(s.sum_sq),
-            n_draws=take(s.n_draws),
-            max_score=take(s.max_score),
-            cost_sum=take(s.cost_sum),
-            latency_sum=take(s.latency_sum),
-            latency_max=take(s.latency_max),
-            flags=dict(s.flags),
-        )
+        stats = self._stats.take(p_idx, m_idx)
+        stats.prompts = stats.models = None
 
         def take3(a: np.ndarray | None) -> np.ndarray | None:
             return None if a is None else a[p_idx][:, m_idx]

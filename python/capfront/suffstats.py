@@ -11,8 +11,6 @@ Statistics of disjoint or overlapping chunks of prompts merge exactly
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-
 import numpy as np
 
 from ._backend import core, resolve_backend
@@ -27,20 +25,73 @@ _FLAG_NAMES = (
 )
 
 
-@dataclass
-class SufficientStats:
-    """Per-cell sums of one chunk of prompts. Arrays are ``(N, L)``."""
+def _uniform_draws(n_draws: np.ndarray) -> bool:
+    """``n_draws`` is a broadcast constant (every cell has the same G)."""
+    return n_draws.ndim == 2 and n_draws.strides == (0, 0)
 
-    successes: np.ndarray
-    sum_sq: np.ndarray
-    n_draws: np.ndarray
-    max_score: np.ndarray
-    cost_sum: np.ndarray | None = None
-    latency_sum: np.ndarray | None = None
-    latency_max: np.ndarray | None = None
-    prompts: np.ndarray | None = None
-    models: np.ndarray | None = None
-    flags: dict[str, int] = field(default_factory=dict)
+
+def constant_draws(G: int, shape: tuple[int, int]) -> np.ndarray:
+    """Read-only ``(N, L)`` view of one draw count: no memory per cell."""
+    return np.broadcast_to(np.int32(G), shape)
+
+
+def count_dtype(max_count: int) -> np.dtype:
+    """Smallest unsigned integer dtype that holds ``max_count``."""
+    for dt in (np.uint8, np.uint16, np.uint32):
+        if max_count <= np.iinfo(dt).max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
+class SufficientStats:
+    """Per-cell sums of one chunk of prompts. Arrays are ``(N, L)``.
+
+    Storage is compact: for binary (0/1) scores ``successes`` is an integer array
+    and ``sum_sq``/``max_score`` are not stored (they are ``successes`` and
+    ``[successes > 0]``, derived on access); ``n_draws`` is a read-only broadcast
+    view when every cell has the same number of draws. Treat the arrays as
+    read-only.
+    """
+
+    def __init__(
+        self,
+        successes: np.ndarray,
+        n_draws: np.ndarray,
+        sum_sq: np.ndarray | None = None,
+        max_score: np.ndarray | None = None,
+        cost_sum: np.ndarray | None = None,
+        latency_sum: np.ndarray | None = None,
+        latency_max: np.ndarray | None = None,
+        prompts: np.ndarray | None = None,
+        models: np.ndarray | None = None,
+        flags: dict[str, int] | None = None,
+    ) -> None:
+        self.successes = successes
+        self.n_draws = n_draws
+        self._sum_sq = sum_sq
+        self._max_score = max_score
+        self.cost_sum = cost_sum
+        self.latency_sum = latency_sum
+        self.latency_max = latency_max
+        self.prompts = prompts
+        self.models = models
+        self.flags = dict(flags or {})
+        if successes.dtype.kind == "f" and sum_sq is None and self.is_binary:
+            raise ValueError("float successes need sum_sq (or use integer counts)")
+
+    @property
+    def sum_sq(self) -> np.ndarray:
+        """``sum_g phi^2`` per cell (``= successes`` for binary scores)."""
+        if self._sum_sq is not None:
+            return self._sum_sq
+        return np.asarray(self.successes, dtype=np.float64)
+
+    @property
+    def max_score(self) -> np.ndarray:
+        """``max_g phi`` per cell, NaN where not run (``[successes > 0]`` if binary)."""
+        if self._max_score is not None:
+            return self._max_score
+        return np.where(self.n_draws > 0, (self.successes > 0).astype(np.float64), np.nan)
 
     @property
     def n_prompts(self) -> int:
@@ -49,6 +100,39 @@ class SufficientStats:
     @property
     def is_binary(self) -> bool:
         return self.flags.get("nonbinary_scores", 0) == 0
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held by the per-cell arrays (broadcast views count 0)."""
+        total = 0
+        for value in self.arrays().values():
+            if value is not None and not (value.ndim == 2 and value.strides == (0, 0)):
+                total += value.nbytes
+        return total
+
+    def take(self, rows: np.ndarray, cols: np.ndarray) -> SufficientStats:
+        """Statistics of the prompts ``rows`` and models ``cols`` (index arrays)."""
+
+        def sub(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[np.ix_(rows, cols)]
+
+        n_draws = self.n_draws
+        if _uniform_draws(n_draws):
+            n_draws = constant_draws(int(n_draws[0, 0]), (len(rows), len(cols)))
+        else:
+            n_draws = sub(n_draws)
+        return SufficientStats(
+            successes=sub(self.successes),  # type: ignore[arg-type]
+            n_draws=n_draws,  # type: ignore[arg-type]
+            sum_sq=sub(self._sum_sq),
+            max_score=sub(self._max_score),
+            cost_sum=sub(self.cost_sum),
+            latency_sum=sub(self.latency_sum),
+            latency_max=sub(self.latency_max),
+            prompts=None if self.prompts is None else self.prompts[rows],
+            models=None if self.models is None else self.models[cols],
+            flags=self.flags,
+        )
 
     def merge(self, other: SufficientStats) -> SufficientStats:
         """Combine two chunks (see :meth:`concat`)."""
@@ -59,7 +143,7 @@ class SufficientStats:
         """Combine chunks in one pass: prompts and models are united by label (in order
         of first appearance); a cell seen in several chunks adds its sums and counts
         and takes the larger maxima. Exact for counts; float sums are added in chunk
-        order."""
+        order. Counts are stored in the smallest unsigned dtype that holds them."""
         parts = list(parts)
         if not parts:
             raise ValueError("no chunks to combine")
@@ -73,12 +157,8 @@ class SufficientStats:
                 raise ValueError(f"cannot combine chunks with and without {name[:-4]}")
         import pandas as pd
 
-        p_codes, prompts = pd.factorize(
-            np.concatenate([np.asarray(part.prompts, dtype=object) for part in parts])
-        )
-        m_codes, models = pd.factorize(
-            np.concatenate([np.asarray(part.models, dtype=object) for part in parts])
-        )
+        p_codes, prompts = pd.factorize(_concat_labels([part.prompts for part in parts]))
+        m_codes, models = pd.factorize(_concat_labels([part.models for part in parts]))
         N, L = len(prompts), len(models)
         rows, cols = [], []
         p_off = m_off = 0
@@ -89,48 +169,98 @@ class SufficientStats:
             p_off += n
             m_off += m
         disjoint = p_off == N  # no prompt in two chunks: plain placement
+        binary = all(part.successes.dtype.kind in "iu" for part in parts)
+        if disjoint and all(len(c) == L for c in cols):
+            uniform = {
+                int(part.n_draws[0, 0])
+                for part in parts
+                if _uniform_draws(part.n_draws)
+            }
+            all_uniform = all(_uniform_draws(part.n_draws) for part in parts)
+        else:
+            uniform, all_uniform = set(), False
+        max_draws = max(int(part.n_draws.max()) for part in parts)
+        total_draws = sum(int(part.n_draws.max()) for part in parts)
+        bound = max_draws if disjoint else total_draws
         out: dict[str, np.ndarray | None] = {}
         for name, fill, combine in (
-            ("successes", 0.0, np.add),
-            ("sum_sq", 0.0, np.add),
+            ("successes", 0, np.add),
             ("n_draws", 0, np.add),
-            ("max_score", -np.inf, np.fmax),
+            ("_sum_sq", 0.0, np.add),
+            ("_max_score", -np.inf, np.fmax),
             ("cost_sum", 0.0, np.add),
             ("latency_sum", 0.0, np.add),
             ("latency_max", 0.0, np.fmax),
         ):
-            if getattr(parts[0], name) is None:
+            if name == "n_draws" and all_uniform and len(uniform) == 1:
+                out[name] = constant_draws(uniform.pop(), (N, L))
+                continue
+            if name in ("_sum_sq", "_max_score") and binary:
                 out[name] = None
                 continue
-            dtype = np.int64 if name == "n_draws" else np.float64
+            if getattr(parts[0], name) is None and name not in (
+                "_sum_sq",
+                "_max_score",
+            ):
+                out[name] = None
+                continue
+            if name == "n_draws" or (name == "successes" and binary):
+                dtype = count_dtype(bound)
+            else:
+                dtype = np.dtype(np.float64)
             acc = np.full((N, L), fill, dtype=dtype)
             for part, r, c in zip(parts, rows, cols, strict=True):
-                values = getattr(part, name)
-                if name == "max_score":
+                values = getattr(part, name.lstrip("_"))
+                if name == "_max_score":
                     values = np.where(np.isnan(values), -np.inf, values)
                 if disjoint:
                     acc[np.ix_(r, c)] = values
                 else:
                     flat = (r[:, None] * L + c[None, :]).ravel()
-                    combine.at(acc.reshape(-1), flat, values.ravel())
+                    combine.at(acc.reshape(-1), flat, values.ravel().astype(dtype))
             out[name] = acc
-        max_score = out["max_score"]
-        assert max_score is not None
-        max_score[np.isinf(max_score)] = np.nan
+        max_score = out["_max_score"]
+        if max_score is not None:
+            max_score[np.isinf(max_score)] = np.nan
         flags = {k: sum(part.flags.get(k, 0) for part in parts) for k in _FLAG_NAMES}
         return SufficientStats(
-            **out,  # type: ignore[arg-type]
-            prompts=np.asarray(prompts, dtype=object),
+            successes=out["successes"],  # type: ignore[arg-type]
+            n_draws=out["n_draws"],  # type: ignore[arg-type]
+            sum_sq=out["_sum_sq"],
+            max_score=out["_max_score"],
+            cost_sum=out["cost_sum"],
+            latency_sum=out["latency_sum"],
+            latency_max=out["latency_max"],
+            prompts=np.asarray(prompts),
             models=np.asarray(models, dtype=object),
             flags=flags,
         )
 
     def arrays(self) -> dict[str, np.ndarray | None]:
+        """The stored per-cell arrays (``sum_sq``/``max_score`` are ``None`` when
+        derived from the counts)."""
         return {
-            f.name: getattr(self, f.name)
-            for f in fields(self)
-            if f.name not in ("prompts", "models", "flags")
+            "successes": self.successes,
+            "sum_sq": self._sum_sq,
+            "n_draws": self.n_draws,
+            "max_score": self._max_score,
+            "cost_sum": self.cost_sum,
+            "latency_sum": self.latency_sum,
+            "latency_max": self.latency_max,
         }
+
+    def __repr__(self) -> str:
+        N, L = self.successes.shape
+        kind = "binary" if self.is_binary else "graded"
+        return f"SufficientStats(N={N}, L={L}, {kind}, {self.nbytes / 1e6:.1f} MB)"
+
+
+def _concat_labels(arrays: list[np.ndarray]) -> np.ndarray:
+    """Concatenate label arrays, keeping integer labels numeric (compact)."""
+    arrays = [np.asarray(a) for a in arrays]
+    if all(a.dtype.kind in "iu" for a in arrays):
+        return np.concatenate(arrays)
+    return np.concatenate([a.astype(object) for a in arrays])
 
 
 def _suffstats_np(scores, mask, cost, latency) -> dict:
@@ -213,6 +343,11 @@ def sufficient_stats(
             else (scores.astype(np.float64))
         )
         raw = core().sufficient_stats(_native(s), mask_u8, cost, latency)
+        if raw["sum_sq"] is None and raw["out_of_range_scores"]:
+            # bytes > 1 (an error for EvalResults): exact sums of the values
+            raw = core().sufficient_stats(
+                scores.astype(np.float64), mask_u8, cost, latency
+            )
     elif name == "numba":
         s = (
             scores
@@ -227,15 +362,46 @@ def sufficient_stats(
         with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: flagged
             raw = _suffstats_np(scores, mask, cost, latency)
     flags = {k: int(raw[k]) for k in _FLAG_NAMES}
+    return _compact(raw, flags, scores.shape, mask is None, prompts, models)
+
+
+def _compact(
+    raw: dict,
+    flags: dict[str, int],
+    shape: tuple[int, ...],
+    no_mask: bool,
+    prompts: np.ndarray | None,
+    models: np.ndarray | None,
+) -> SufficientStats:
+    """One storage for every backend: int32 counts and no ``sum_sq``/``max_score``
+    for binary scores, a broadcast ``n_draws`` without a mask."""
+    N, L, G = shape
+    successes, sum_sq, max_score = raw["successes"], raw["sum_sq"], raw["max_score"]
+    clean = not (flags["nonfinite_scores"] or flags["out_of_range_scores"])
+    if clean and flags["nonbinary_scores"] == 0:
+        successes = np.asarray(successes).astype(np.int32, copy=False)
+        sum_sq = max_score = None
+    elif successes.dtype.kind in "iu":  # byte scores with values > 1 (flagged)
+        successes = successes.astype(np.float64)
+    n_draws = raw["n_draws"]
+    if no_mask or n_draws is None:
+        n_draws = constant_draws(G, (N, L))
+    else:
+        n_draws = np.asarray(n_draws).astype(np.int32, copy=False)
     return SufficientStats(
-        successes=raw["successes"],
-        sum_sq=raw["sum_sq"],
-        n_draws=raw["n_draws"],
-        max_score=raw["max_score"],
+        successes=successes,
+        n_draws=n_draws,
+        sum_sq=sum_sq,
+        max_score=max_score,
         cost_sum=raw["cost_sum"],
         latency_sum=raw["latency_sum"],
         latency_max=raw["latency_max"],
-        prompts=None if prompts is None else np.asarray(prompts, dtype=object),
+        prompts=None if prompts is None else _label_array(prompts),
         models=None if models is None else np.asarray(models, dtype=object),
         flags=flags,
     )
+
+
+def _label_array(values: np.ndarray) -> np.ndarray:
+    arr = np.asarray(values)
+    return arr if arr.dtype.kind in "iu" else arr.astype(object)
