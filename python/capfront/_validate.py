@@ -79,7 +79,9 @@ def unique_labels(arr: np.ndarray, name: str) -> None:
     if arr.dtype.kind in "iu":
         uniq, counts = np.unique(arr, return_counts=True)
         if (counts > 1).any():
-            raise ValueError(f"{name} has duplicate entries, e.g. {list(uniq[counts > 1][:3])}")
+            raise ValueError(
+                f"{name} has duplicate entries, e.g. {list(uniq[counts > 1][:3])}"
+            )
         return
     uniq, counts = np.unique(arr.astype(str), return_counts=True)
     if (counts > 1).any():

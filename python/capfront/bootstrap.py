@@ -90,7 +90,6 @@ from ._numba_bootstrap import (
     stream_words_nb,
 )
 from .results import EvalResults
-from .suffstats import SufficientStats
 
 __all__ = [
     "BUILTIN_STATISTICS",

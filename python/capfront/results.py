@@ -253,8 +253,10 @@ class EvalResults:
         """The stored array, widened once to int32 when it is held in a compact
         (uint8/uint16) dtype, so arithmetic on it cannot overflow or wrap."""
         arr = getattr(self._stats, name)
-        if arr.dtype.kind not in "iu" or arr.dtype.itemsize >= 4 or (
-            arr.ndim == 2 and arr.strides == (0, 0)
+        if (
+            arr.dtype.kind not in "iu"
+            or arr.dtype.itemsize >= 4
+            or (arr.ndim == 2 and arr.strides == (0, 0))
         ):
             return arr
         if name not in self._wide:

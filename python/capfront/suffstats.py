@@ -91,7 +91,9 @@ class SufficientStats:
         """``max_g phi`` per cell, NaN where not run (``[successes > 0]`` if binary)."""
         if self._max_score is not None:
             return self._max_score
-        return np.where(self.n_draws > 0, (self.successes > 0).astype(np.float64), np.nan)
+        return np.where(
+            self.n_draws > 0, (self.successes > 0).astype(np.float64), np.nan
+        )
 
     @property
     def n_prompts(self) -> int:
@@ -157,7 +159,9 @@ class SufficientStats:
                 raise ValueError(f"cannot combine chunks with and without {name[:-4]}")
         import pandas as pd
 
-        p_codes, prompts = pd.factorize(_concat_labels([part.prompts for part in parts]))
+        p_codes, prompts = pd.factorize(
+            _concat_labels([part.prompts for part in parts])
+        )
         m_codes, models = pd.factorize(_concat_labels([part.models for part in parts]))
         N, L = len(prompts), len(models)
         rows, cols = [], []
