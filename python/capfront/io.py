@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .results import EvalResults, _raise_flags
-from .suffstats import SufficientStats, sufficient_stats
+from .suffstats import SufficientStats, _label_array, count_dtype, sufficient_stats
 
 
 def _to_pandas(frame: Any) -> pd.DataFrame:
@@ -88,6 +88,7 @@ def from_frame(
         benchmark=benchmark,
         topic=topic,
     )
+    dense.pop("generations")
     return EvalResults.from_arrays(**dense, backend=backend)
 
 
@@ -145,6 +146,7 @@ def _dense_from_frame(
             )
     else:
         order = np.argsort(cell_key, kind="stable")
+        g_labels = None
     # position of each row within its (prompt, model) cell, generations in order
     cell = cell_key[order]
     starts = np.r_[0, np.flatnonzero(np.diff(cell)) + 1]
@@ -181,11 +183,12 @@ def _dense_from_frame(
         "cost": None if cost is None else dense(cost, "cost"),
         "latency": None if latency is None else dense(latency, "latency"),
         "models": np.asarray(m_labels, dtype=object).astype(str),
-        "prompts": np.asarray(p_labels, dtype=object),
+        "prompts": _label_array(np.asarray(p_labels)),
         "benchmark": None
         if benchmark is None
         else _per_prompt(df, benchmark, p_codes, N),
         "topic": None if topic is None else _per_prompt(df, topic, p_codes, N),
+        "generations": None if g_labels is None else np.asarray(g_labels),
     }
 
 
@@ -210,7 +213,13 @@ def stats_from_frame(
     unknown = set(columns) - set(_FRAME_DEFAULTS)
     if unknown:
         raise ValueError(f"unknown column argument(s) {sorted(unknown)}")
-    dense = _dense_from_frame(frame, **{**_FRAME_DEFAULTS, **columns})
+    cols = {**_FRAME_DEFAULTS, **columns}
+    df = _to_pandas(frame)
+    fast = _ordered_block_stats(df, backend=backend, **cols)
+    if fast is not None:
+        gens = df[cols["generation"]].to_numpy()[: fast.n_draws[0, 0]]
+        return _at_rest(fast), {"benchmark": None, "topic": None, "generations": gens}
+    dense = _dense_from_frame(df, **cols)
     cost, latency = dense["cost"], dense["latency"]
     stats = sufficient_stats(
         dense["scores"],
@@ -222,7 +231,124 @@ def stats_from_frame(
         backend=backend,
     )
     _raise_flags(stats.flags)
-    return stats, {"benchmark": dense["benchmark"], "topic": dense["topic"]}
+    extra = {k: dense[k] for k in ("benchmark", "topic", "generations")}
+    return _at_rest(stats), extra
+
+
+def _first_run(values: np.ndarray) -> int:
+    """Length of the run of equal values at the start (scanned in growing windows,
+    so a long array with short runs costs little)."""
+    width = 1024
+    while True:
+        head = values[:width]
+        other = np.flatnonzero(head != values[0])
+        if other.size:
+            return int(other[0])
+        if width >= len(values):
+            return len(values)
+        width *= 4
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes and labels of a column (categoricals without a hash pass)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), np.asarray(column.cat.categories)
+    codes, labels = pd.factorize(column, sort=False)
+    return codes, np.asarray(labels)
+
+
+def _ordered_block_stats(
+    df: pd.DataFrame,
+    *,
+    prompt: str,
+    model: str,
+    score: str,
+    generation: str | None,
+    cost: str | None,
+    latency: str | None,
+    benchmark: str | None,
+    topic: str | None,
+    backend: str | None = None,
+) -> SufficientStats | None:
+    """Fast path for the common layout: rows sorted by prompt, every prompt with
+    the same ``L x G`` block of (model, generation) rows in the same order. Then
+    the columns reshape to ``(n, L, G)`` without sorting or scattering, and the
+    checks below (all O(rows), vectorised) prove there is no duplicate row.
+    Returns ``None`` (use the general path) for any other layout."""
+    R = len(df)
+    if (
+        R == 0
+        or benchmark is not None
+        or topic is not None
+        or generation is None
+        or any(c not in df.columns for c in (prompt, model, score, generation))
+        or any(c is not None and c not in df.columns for c in (cost, latency))
+    ):
+        return None
+    p = df[prompt].to_numpy()
+    if p.dtype.kind not in "iu":
+        return None
+    k = _first_run(p)
+    if R % k:
+        return None
+    n = R // k
+    p2 = p.reshape(n, k)
+    if not (p2 == p2[:, :1]).all():
+        return None
+    prompts = p2[:, 0].copy()  # a view would keep the whole chunk alive
+    if len(pd.unique(prompts)) != n:  # a prompt in two separate runs
+        return None
+    m_codes, m_labels = _codes(df[model])
+    m_block = m_codes[:k]
+    L = len(pd.unique(m_block))
+    if L == 0 or k % L or (m_block < 0).any():
+        return None
+    G = k // L
+    mb = m_block.reshape(L, G)
+    if not (mb == mb[:, :1]).all() or len(pd.unique(mb[:, 0])) != L:
+        return None
+    if not (m_codes.reshape(n, k) == m_block).all():
+        return None
+    g = df[generation].to_numpy()
+    if g.dtype.kind not in "iu":
+        return None
+    gb = g[:G]
+    if len(pd.unique(gb)) != G or not (g.reshape(n, L, G) == gb).all():
+        return None
+    x = df[score].to_numpy()
+    if x.dtype.kind not in "biuf":
+        return None
+
+    def cube(col: str | None) -> np.ndarray | None:
+        if col is None:
+            return None
+        v = df[col].to_numpy()
+        return v.reshape(n, L, G) if v.dtype.kind in "iuf" else None
+
+    c3, t3 = cube(cost), cube(latency)
+    if (cost is not None and c3 is None) or (latency is not None and t3 is None):
+        return None
+    stats = sufficient_stats(
+        x.reshape(n, L, G),
+        None,
+        c3,
+        t3,
+        prompts=prompts,
+        models=np.asarray(m_labels[mb[:, 0]], dtype=object).astype(str),
+        backend=backend,
+    )
+    _raise_flags(stats.flags)
+    return stats
+
+
+def _at_rest(stats: SufficientStats) -> SufficientStats:
+    """Hold a chunk's integer counts in the smallest dtype that fits them (uint8
+    for up to 255 draws): many chunks wait in memory before they are merged."""
+    if stats.successes.dtype.kind in "iu":
+        stats.successes = stats.successes.astype(count_dtype(int(stats.n_draws.max())))
+    if stats.n_draws.strides != (0, 0):
+        stats.n_draws = stats.n_draws.astype(count_dtype(int(stats.n_draws.max())))
+    return stats
 
 
 def results_from_chunks(
@@ -232,6 +358,17 @@ def results_from_chunks(
     if not chunks:
         raise ValueError("the table has no rows")
     stats = SufficientStats.concat([c[0] for c in chunks])
+    gens = [c[1].get("generations") for c in chunks]
+    if all(g is not None for g in gens):
+        # a (prompt, model, generation) row repeated in two chunks shows up as a
+        # cell with more draws than there are generation labels
+        n_labels = len(pd.unique(np.concatenate(gens)))  # type: ignore[arg-type]
+        most = int(stats.n_draws.max())
+        if most > n_labels:
+            raise ValueError(
+                f"duplicate rows for (prompt, model, generation): a cell has {most} "
+                f"rows but the table has only {n_labels} distinct generations"
+            )
     extra: dict[str, np.ndarray | None] = {}
     for key in ("benchmark", "topic"):
         if chunks[0][1][key] is None:
@@ -374,6 +511,31 @@ def iter_table(
         raise ValueError(f"{path}: chunked reading supports csv, parquet and jsonl")
 
 
+def _whole_prompts(
+    chunks: Iterator[pd.DataFrame], prompt: str
+) -> Iterator[pd.DataFrame]:
+    """Re-cut a stream of chunks so that, in a table sorted by prompt, no prompt is
+    split between two chunks: the rows of each chunk's last prompt move to the next
+    chunk. (Unsorted tables stay correct: chunks are merged by label.)"""
+    carry: pd.DataFrame | None = None
+    for chunk in chunks:
+        if carry is not None and len(carry):
+            chunk = pd.concat([carry, chunk], ignore_index=True)
+        if prompt not in chunk.columns or len(chunk) == 0:
+            yield chunk
+            carry = None
+            continue
+        p = chunk[prompt].to_numpy()
+        start = len(p) - _first_run(p[::-1])
+        if start == 0:  # the whole chunk is one prompt: keep accumulating
+            carry = chunk
+            continue
+        carry = chunk.iloc[start:]
+        yield chunk.iloc[:start]
+    if carry is not None and len(carry):
+        yield carry
+
+
 def read(
     path: str | Path,
     *,
@@ -392,9 +554,12 @@ def read(
     """
     if chunk_rows is not None:
         try:
+            prompt = columns.get("prompt", _FRAME_DEFAULTS["prompt"])
             chunks = [
                 stats_from_frame(chunk, **columns)
-                for chunk in iter_table(path, chunk_rows, format=format)
+                for chunk in _whole_prompts(
+                    iter_table(path, chunk_rows, format=format), prompt
+                )
             ]
             return results_from_chunks(chunks)
         except ValueError as err:

@@ -74,7 +74,10 @@ class EvalResults:
         self.latency = latency
         self.truth_p = truth_p
         self.truth = truth or {}
-        if not (stats.n_draws > 0).any(axis=1).all():
+        uniform = stats.n_draws.strides == (0, 0)  # broadcast: one G for all
+        if uniform and int(stats.n_draws[0, 0]) <= 0:
+            raise ValueError("every cell has 0 draws: the data is empty")
+        if not uniform and not (stats.n_draws > 0).any(axis=1).all():
             bad = np.flatnonzero(~(stats.n_draws > 0).any(axis=1))[:3]
             raise ValueError(
                 f"prompt(s) {[self.prompts[i] for i in bad]} have no result for "
