@@ -58,7 +58,7 @@ py::dict hull_segments_dense(const carray<double>& cost, const carray<double>& q
             "option_quality must have the shape of option_cost");
     const auto N = static_cast<std::size_t>(cost.shape(0));
     const auto M = static_cast<std::size_t>(cost.shape(1));
-    require(M < (std::size_t{1} << 31), "too many options per prompt (at most 2^31 - 1)");
+    require(M <= (std::size_t{1} << 22), "too many options per prompt (at most 2^22)");
     return run_merge(N, M, capfront::DenseFill{cost.data(), quality.data(), M});
 }
 
@@ -76,7 +76,7 @@ py::dict hull_segments_posthoc(const carray<std::int64_t>& successes,
     const auto N = static_cast<std::size_t>(successes.shape(0));
     const auto L = static_cast<std::size_t>(successes.shape(1));
     const auto K = static_cast<std::size_t>(max_k);
-    require(L * K < (std::size_t{1} << 31), "too many options per prompt (L * max_k)");
+    require(L * K <= (std::size_t{1} << 22), "too many options per prompt (L * max_k > 2^22)");
     return run_merge(N, L * K,
                      capfront::PosthocFill{successes.data(), n_draws.data(), cell_cost.data(), L, K});
 }
@@ -101,6 +101,7 @@ py::dict cells_typed(const py::array& qnum, const py::array& n_draws, const py::
                      bool divide_quality, bool divide_cost) {
     const auto N = static_cast<std::size_t>(qnum.shape(0));
     const auto L = static_cast<std::size_t>(qnum.shape(1));
+    require(L <= (std::size_t{1} << 22), "too many models (at most 2^22)");
     std::atomic<bool> negative{false};
     capfront::CellFill<TQ, TG> fill{view2d<TQ>(qnum, "quality"),
                                     view2d<TG>(n_draws, "n_draws"),
@@ -151,15 +152,16 @@ py::array_t<double> frontier_vertices(double x0, double y0, const carray<double>
             "prompt, dcost and dquality must have the same length");
     const auto N = weights.shape(0);
     const std::int64_t* p = prompt.data();
-    for (std::size_t s = 0; s < S; ++s)
-        require(p[s] >= 0 && p[s] < N, "segment prompt index out of range");
-    std::vector<double> x(S + 1), y(S + 1);
-    std::size_t m;
+    bool in_range = true;
+    for (std::size_t s = 0; s < S; ++s) in_range &= p[s] >= 0 && p[s] < N;
+    require(in_range, "segment prompt index out of range");
+    std::vector<double> x, y;
     {
         py::gil_scoped_release release;
-        m = capfront::frontier_vertices(x0, y0, weights.data(), p, dcost.data(),
-                                        dquality.data(), S, x.data(), y.data());
+        capfront::frontier_vertices(x0, y0, weights.data(), p, dcost.data(), dquality.data(),
+                                    S, x, y);
     }
+    const std::size_t m = x.size();
     py::array_t<double> out({static_cast<py::ssize_t>(m), py::ssize_t{2}});
     double* o = out.mutable_data();
     for (std::size_t i = 0; i < m; ++i) {

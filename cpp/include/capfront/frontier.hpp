@@ -278,7 +278,7 @@ struct Segment {
 // option idx[i] with finite cost c[i] and quality q[i], idx ascending) and returns
 // their number; it may leave out options that can never be on the hull. Prompts with
 // no available option get NaN base values, base option -1 and no segments.
-// Option indices must fit in 31 bits (M < 2^31).
+// M <= 2^22 options per prompt (a block of 1024 prompts then holds < 2^32 segments).
 class HullMerge {
    public:
     template <class Fill>
@@ -320,12 +320,7 @@ class HullMerge {
         offset_.assign(n_blocks + 1, 0);
         for (std::size_t b = 0; b < n_blocks; ++b)
             offset_[b + 1] = offset_[b] + blocks_[b].size();
-        const std::size_t S = offset_[n_blocks];
-        if (S < (std::size_t{1} << 32)) {
-            sort_by_slope(idx32_);
-        } else {
-            sort_by_slope(idx64_);
-        }
+        sort_by_slope();
     }
 
     std::size_t size() const { return offset_.empty() ? 0 : offset_.back(); }
@@ -334,50 +329,11 @@ class HullMerge {
     // position along the prompt's hull); each output has size() entries.
     void write(std::int64_t* prompt, double* dcost, double* dquality,
                std::int64_t* option_from, std::int64_t* option_to) const {
-        if (!idx32_.empty()) {
-            gather(idx32_, prompt, dcost, dquality, option_from, option_to);
-        } else {
-            gather(idx64_, prompt, dcost, dquality, option_from, option_to);
-        }
-    }
-
-   private:
-    std::vector<std::vector<detail::Segment>> blocks_;
-    std::vector<detail::Segment> segs_;  // all segments, in (prompt, position) order
-    std::vector<std::size_t> offset_;
-    std::vector<std::uint32_t> idx32_;
-    std::vector<std::uint64_t> idx64_;
-
-    template <class Idx>
-    void sort_by_slope(std::vector<Idx>& idx) {
-        const std::size_t S = size();
-        std::vector<std::uint64_t> key(S);
-        idx.resize(S);
-        segs_.resize(S);
-        parallel_blocks(blocks_.size(), 1, [&](std::size_t b0, std::size_t b1) {
-            for (std::size_t b = b0; b < b1; ++b) {
-                std::vector<detail::Segment>& blk = blocks_[b];
-                for (std::size_t i = 0; i < blk.size(); ++i) {
-                    const std::size_t g = offset_[b] + i;
-                    segs_[g] = blk[i];
-                    key[g] = detail::slope_key(blk[i].dquality / blk[i].dcost);
-                    idx[g] = static_cast<Idx>(g);
-                }
-                std::vector<detail::Segment>().swap(blk);
-            }
-        });
-        detail::radix_sort_pairs(key, idx);
-    }
-
-    template <class Idx>
-    void gather(const std::vector<Idx>& idx, std::int64_t* prompt, double* dcost,
-                double* dquality, std::int64_t* option_from, std::int64_t* option_to) const {
-        parallel_blocks(idx.size(), kBlockRows * 16, [&](std::size_t s0, std::size_t s1) {
+        parallel_blocks(idx_.size(), kBlockRows * 16, [&](std::size_t s0, std::size_t s1) {
             constexpr std::size_t kAhead = 16;
-            const detail::Segment* segs = segs_.data();
             for (std::size_t s = s0; s < s1; ++s) {
-                if (s + kAhead < s1) __builtin_prefetch(segs + idx[s + kAhead]);
-                const detail::Segment& seg = segs[idx[s]];
+                if (s + kAhead < s1) __builtin_prefetch(segment(idx_[s + kAhead]));
+                const detail::Segment& seg = *segment(idx_[s]);
                 prompt[s] = seg.prompt;
                 dcost[s] = seg.dcost;
                 dquality[s] = seg.dquality;
@@ -385,6 +341,34 @@ class HullMerge {
                 option_to[s] = seg.to;
             }
         });
+    }
+
+   private:
+    std::vector<std::vector<detail::Segment>> blocks_;
+    std::vector<std::size_t> offset_;
+    std::vector<std::uint64_t> idx_;  // sorted: (block << 32) | position in block
+
+    const detail::Segment* segment(std::uint64_t id) const {
+        return blocks_[id >> 32].data() + (id & 0xffffffffu);
+    }
+
+    // Keys in (prompt, position) order, payload (block, position): the stable sort
+    // keeps that order among equal slopes.
+    void sort_by_slope() {
+        const std::size_t S = size();
+        std::vector<std::uint64_t> key(S);
+        idx_.resize(S);
+        parallel_blocks(blocks_.size(), 1, [&](std::size_t b0, std::size_t b1) {
+            for (std::size_t b = b0; b < b1; ++b) {
+                const std::vector<detail::Segment>& blk = blocks_[b];
+                for (std::size_t i = 0; i < blk.size(); ++i) {
+                    const std::size_t g = offset_[b] + i;
+                    key[g] = detail::slope_key(blk[i].dquality / blk[i].dcost);
+                    idx_[g] = (static_cast<std::uint64_t>(b) << 32) | i;
+                }
+            }
+        });
+        detail::radix_sort_pairs(key, idx_);
     }
 };
 
@@ -562,17 +546,16 @@ inline HullSegments hull_segments_posthoc(const std::int64_t* successes,
 // point and every point between two segments whose slopes dquality / dcost are not
 // equal to a relative 1e-12 (numpy.isclose(a, b, rtol=1e-12, atol=0):
 // |a - b| <= 0 + 1e-12 |b|; infinite slopes are close only when equal).
-// Writes the kept points into x, y (capacity: segments + 1) and returns their number.
-CAPFRONT_FRONTIER_NO_CONTRACT inline std::size_t frontier_vertices(
+// Appends the kept points to x and y.
+CAPFRONT_FRONTIER_NO_CONTRACT inline void frontier_vertices(
     double x0, double y0, const double* w, const std::int64_t* prompt, const double* dcost,
-    const double* dquality, std::size_t S, double* x, double* y) {
+    const double* dquality, std::size_t S, std::vector<double>& x, std::vector<double>& y) {
     auto close = [](double a, double b) {
         if (std::isfinite(a) && std::isfinite(b)) return std::abs(a - b) <= 0.0 + 1e-12 * std::abs(b);
         return a == b;
     };
-    std::size_t out = 0;
-    x[out] = x0;
-    y[out++] = y0;
+    x.push_back(x0);
+    y.push_back(y0);
     double ax = 0.0, ay = 0.0;
     bool have_prev = false;
     double prev_slope = 0.0, px = 0.0, py = 0.0;  // the pending point after the previous segment
@@ -581,8 +564,8 @@ CAPFRONT_FRONTIER_NO_CONTRACT inline std::size_t frontier_vertices(
         if (!(ws > 0)) continue;
         const double slope = dquality[s] / dcost[s];
         if (have_prev && !close(prev_slope, slope)) {
-            x[out] = px;
-            y[out++] = py;
+            x.push_back(px);
+            y.push_back(py);
         }
         const double dx = ws * dcost[s];
         const double dy = ws * dquality[s];
@@ -594,10 +577,9 @@ CAPFRONT_FRONTIER_NO_CONTRACT inline std::size_t frontier_vertices(
         have_prev = true;
     }
     if (have_prev) {
-        x[out] = px;
-        y[out++] = py;
+        x.push_back(px);
+        y.push_back(py);
     }
-    return out;
 }
 
 }  // namespace capfront
