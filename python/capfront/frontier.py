@@ -429,6 +429,14 @@ def _graded_best_of_k(results: EvalResults, K: int) -> np.ndarray:
     return out
 
 
+def _int_successes(results: EvalResults) -> np.ndarray:
+    """Binary success counts as int64 (rounded when held as floats)."""
+    S = np.asarray(results.successes)
+    if S.dtype.kind in "iu":
+        return S.astype(np.int64)
+    return np.rint(S).astype(np.int64)
+
+
 def _binary_pass_at_k(S: np.ndarray, G: np.ndarray, K: int) -> np.ndarray:
     """(N, L, K) unbiased pass@k: ``S/G`` for ``k = 1``, then ``1 - r_k`` with
     ``r_k = r_{k-1} (G-S-k+1)/(G-k+1)``, ``r_1 = (G-S)/G`` (as in frontier.hpp, same
@@ -503,7 +511,7 @@ def frontier_options(
             "quality= other than 'naive' applies to the prehoc frontier only"
         )
     if results.is_binary:
-        S = np.rint(results.successes).astype(np.int64)
+        S = _int_successes(results)
         qk = _binary_pass_at_k(S, results.n_draws.astype(np.int64), K)
     else:
         qk = _graded_best_of_k(results, K)
@@ -559,7 +567,7 @@ def frontier_segments(
         )
         return hull_segments(c, q, backend=name), om, ok
     cbar = np.ascontiguousarray(_cell_cost(results, cost))
-    S = np.ascontiguousarray(np.rint(results.successes).astype(np.int64))
+    S = np.ascontiguousarray(_int_successes(results))
     G = np.ascontiguousarray(results.n_draws.astype(np.int64))
     if name == "cpp":
         d = core().hull_segments_posthoc(S, G, cbar, K)
@@ -1296,7 +1304,7 @@ def _best_of_k_layers(results: EvalResults, cbar: np.ndarray, K: int) -> Any:
         for k in range(2, K + 1):
             yield k, k * cbar, qk[:, :, k - 1]
         return
-    S = np.rint(results.successes).astype(np.int64)
+    S = _int_successes(results)
     G = results.n_draws.astype(np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = (G - S).astype(np.float64) / G.astype(np.float64)
