@@ -95,6 +95,9 @@ def test_sorted_chunks_take_the_fast_path_and_stay_compact():
     assert io._ordered_block_stats(twice, **cols) is None
     stats, extra = io.stats_from_frame(frame)
     assert stats.successes.dtype == np.uint8  # at rest: the smallest count dtype
+    # nothing a chunk leaves behind may be a view that keeps the chunk alive
+    for kept in (stats.successes, stats.prompts, extra["generations"]):
+        assert kept.base is None
     assert list(extra["generations"]) == [0, 1, 2, 3]
     general, _ = io.stats_from_frame(frame.sample(frac=1.0, random_state=0))
     res_fast = io.results_from_chunks([(stats, extra)])

@@ -217,7 +217,7 @@ def stats_from_frame(
     df = _to_pandas(frame)
     fast = _ordered_block_stats(df, backend=backend, **cols)
     if fast is not None:
-        gens = df[cols["generation"]].to_numpy()[: fast.n_draws[0, 0]]
+        gens = df[cols["generation"]].to_numpy()[: fast.n_draws[0, 0]].copy()
         return _at_rest(fast), {"benchmark": None, "topic": None, "generations": gens}
     dense = _dense_from_frame(df, **cols)
     cost, latency = dense["cost"], dense["latency"]
