@@ -423,7 +423,9 @@ def _emax_nb(
                     while i2 < cm:
                         acc += w[i2]
                         i2 += 1
-                    F = acc * inv
+                    wr = w[cut[m]] if cut[m] < b else 0.0
+                    wl = w[cut[m] - 1] if (cut[m] > a and cut[m] - 1 < b) else 0.0
+                    F = min(1.0, max(0.0, (acc + (wr - wl) / 24.0) * inv))
                     if not started:
                         if F <= eps:
                             m += 1

@@ -509,8 +509,9 @@ inline void pgm_mstep_scores_window(const double* C, const double* logh, const s
 //   m = exp(-(t - eta)^2 / (2 tau^2))                      (family 0, logit-normal)
 //   m = sigma(t)^(q c) sigma(-t)^((1 - q) c), q = sigma(eta), c = (1 - rho) / rho
 //                                                          (family 1, Beta around q)
-// with each mass spread uniformly over its grid cell. Its CDF at node m is
-// F(x_m) = sum_{i < cut[m]} w_i / sum_i w_i (x_m = sigma of a cell boundary), and
+// and its CDF at node m (x_m = sigma of the boundary below t_cut[m]) is the partial sum
+// with the Euler-Maclaurin end correction, exact to O(dt^4) for a smooth density:
+// F(x_m) = (sum_{i < cut[m]} w_i + (w_cut[m] - w_cut[m]-1) / 24) / sum_i w_i, and
 //   E[max_l p | D_j]   = int_0^1 (1 - prod_l F_l(x)) dx,
 //   E[max_l p^2 | D_j] = int_0^1 2x (1 - prod_l F_l(x)) dx      (trapezoid on x_m),
 // mixed over j with resp[n, j] (grid points below min_resp are skipped and the
@@ -735,8 +736,10 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
                     ct.mean = mean / tot;
                     // CDF at the nodes; nodes with cut <= a have F = 0, cut >= b F = 1
                     const double inv = 1.0 / tot;
-                    std::size_t m = 0;
-                    while (m < M1 && static_cast<std::size_t>(md.cut[m]) <= a) ++m;
+                    // first node with cut > a (cut is non-decreasing)
+                    std::size_t m = static_cast<std::size_t>(
+                        std::upper_bound(md.cut, md.cut + M1, static_cast<std::int64_t>(a)) -
+                        md.cut);
                     double acc = 0.0;
                     std::size_t i2 = a;
                     ct.off = store.size();
@@ -744,9 +747,15 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
                     ct.lo = M1;
                     ct.hi = M1;
                     for (; m < M1; ++m) {
-                        const std::size_t c = std::min(static_cast<std::size_t>(md.cut[m]), b);
+                        const std::size_t cm = static_cast<std::size_t>(md.cut[m]);
+                        const std::size_t c = std::min(cm, b);
                         while (i2 < c) acc += w[(i2++) - a];
-                        const double F = acc * inv;
+                        // end correction of the partial sum (O(dt^4) for a smooth
+                        // density): + (w[cut] - w[cut - 1]) / 24
+                        const double wr = cm < b ? w[cm - a] : 0.0;
+                        const double wl = cm > a && cm - 1 < b ? w[cm - 1 - a] : 0.0;
+                        const double F =
+                            std::min(1.0, std::max(0.0, (acc + (wr - wl) / 24.0) * inv));
                         if (!started) {
                             if (F <= md.eps) continue;
                             started = true;
@@ -764,36 +773,47 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
             }
             const double work = static_cast<double>((p1 - p0) * L) * 64.0;
             parallel_blocks_min(p1 - p0, 64, work, [&](std::size_t i0, std::size_t i1) {
-                std::vector<double> prod;
-                std::vector<const detail::CellTable*> act;
+                std::vector<double> prod(M1);
+                std::vector<const detail::CellTable*> act(L);
                 for (std::size_t i = p0 + i0; i < p0 + i1; ++i) {
                     const std::size_t n = members[i];
                     const double r = resp[n * J + j];
-                    std::size_t k0 = 0, k1 = 0;
-                    act.clear();
+                    const std::int64_t* rows = cell_row + n * L;
+                    double* pm = post_mean + n * L;
+                    std::size_t k0 = 0, k1 = 0, n_act = 0;
                     for (std::size_t l = 0; l < L; ++l) {
-                        const std::int64_t row = cell_row[n * L + l];
-                        if (row < 0) continue;
-                        const detail::CellTable& ct =
-                            cells[static_cast<std::size_t>(slot[l * R + static_cast<std::size_t>(row)])];
+                        if (rows[l] < 0) continue;
+                        const detail::CellTable& ct = cells[static_cast<std::size_t>(
+                            slot[l * R + static_cast<std::size_t>(rows[l])])];
                         k0 = std::max(k0, ct.lo);
                         k1 = std::max(k1, ct.hi);
-                        post_mean[n * L + l] += r * ct.mean;
-                        act.push_back(&ct);
+                        pm[l] += r * ct.mean;
+                        act[n_act++] = &ct;
                     }
                     double s1 = H1[k0], s2 = H2[k0];
                     if (k1 > k0) {
-                        prod.assign(k1 - k0, 1.0);
-                        for (const detail::CellTable* ct : act) {
+                        const std::size_t width = k1 - k0;
+                        double* pr = prod.data();
+                        bool first = true;
+                        for (std::size_t c = 0; c < n_act; ++c) {
+                            const detail::CellTable* ct = act[c];
                             if (ct->hi <= k0) continue;  // F = 1 on the whole range
                             const double* F = store.data() + ct->off + (k0 - ct->lo);
                             const std::size_t e = ct->hi - k0;
-                            for (std::size_t m = 0; m < e; ++m) prod[m] *= F[m];
+                            if (first) {  // prod = F (and 1 beyond the cell's hi)
+                                for (std::size_t m = 0; m < e; ++m) pr[m] = F[m];
+                                for (std::size_t m = e; m < width; ++m) pr[m] = 1.0;
+                                first = false;
+                            } else {
+                                for (std::size_t m = 0; m < e; ++m) pr[m] *= F[m];
+                            }
                         }
-                        for (std::size_t m = 0; m < k1 - k0; ++m) {
-                            const double tail = 1.0 - prod[m];
-                            s1 += h[k0 + m] * tail;
-                            s2 += hx[k0 + m] * tail;
+                        const double* hh = h + k0;
+                        const double* hh2 = hx + k0;
+                        for (std::size_t m = 0; m < width; ++m) {
+                            const double tail = 1.0 - pr[m];
+                            s1 += hh[m] * tail;
+                            s2 += hh2[m] * tail;
                         }
                     }
                     used[n] += r;

@@ -60,23 +60,27 @@ THETA_GRID = np.arange(-8.0, 8.0 + ETA_STEP / 2, ETA_STEP)
 # ends, so the rule is far more accurate than a trapezoid in x on the same nodes.
 
 
-def emax_nodes(stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def emax_nodes(
+    stride: int, coarse: int = 1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(cut, w1, w2)``: node cuts and the weights of ``int g dx`` and
-    ``int 2 x g dx``."""
-    b = np.arange(1, len(T_GRID), int(stride))
-    tb = T_GRID[b] - T_STEP / 2
-    dt = int(stride) * T_STEP
+    ``int 2 x g dx``, on the t grid ``T_GRID[::coarse]``."""
+    t = T_GRID[:: int(coarse)]
+    step = T_STEP * int(coarse)
+    b = np.arange(1, len(t), int(stride))
+    tb = t[b] - step / 2
+    dt = int(stride) * step
     x = expit(tb)
     lo = float(expit(tb[0] - dt / 2))  # below the first node g = 1: int = lo
     hi = float(expit(tb[-1] + dt / 2))
     w1 = dt * x * (1.0 - x)
-    cut = np.concatenate([[0], b, [len(T_GRID)]]).astype(np.int64)
+    cut = np.concatenate([[0], b, [len(t)]]).astype(np.int64)
     w1_all = np.concatenate([[lo], w1, [1.0 - hi]])
     w2_all = np.concatenate([[lo * lo], 2.0 * x * w1, [1.0 - hi * hi]])
     return cut, np.ascontiguousarray(w1_all), np.ascontiguousarray(w2_all)
 
 
-_NODES: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+_NODES: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 MAX_STRIDE = 16
 
 
@@ -114,10 +118,10 @@ def emax_stride(family: str, scale: float, g_max: int, n_models: int = 1) -> int
 _SD_MAX: dict[int, float] = {}
 
 
-def _nodes(stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    out = _NODES.get(stride)
+def _nodes(stride: int, coarse: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    out = _NODES.get((stride, coarse))
     if out is None:
-        out = _NODES[stride] = emax_nodes(stride)
+        out = _NODES[(stride, coarse)] = emax_nodes(stride, coarse)
     return out
 
 
@@ -310,15 +314,21 @@ def _emax(name, fit, min_resp, stride=None):
             int(fit.tables.g_values.max()),
             int((fit.cell_row >= 0).sum(axis=1).max()),
         )
-    cut, w1, w2 = _nodes(int(stride))
+    # With broad posteriors (a large stride) the cells' posteriors are built on
+    # every coarse-th t point (at most half the node spacing, far below the
+    # posterior SD; the end-corrected partial sums are O(dt^4)).
+    # (Not for the Beta family: with a small q c its density in t is nearly flat
+    # down to the grid's end, and that truncation is resolved differently.)
+    coarse = max(1, int(stride) // 2) if fit.family == "logitnormal" else 1
+    cut, w1, w2 = _nodes(max(1, int(stride) // coarse), coarse)
     args = (
         fit.resp,
         fit.cell_row,
         fit.topic,
         np.ascontiguousarray(fit.theta, dtype=np.float64),
         D_GRID,
-        fit.tables.loglik,
-        T_GRID,
+        np.ascontiguousarray(fit.tables.loglik[:, ::coarse]),
+        np.ascontiguousarray(T_GRID[::coarse]),
         fam,
         float(fit.scale),
         cut,
@@ -334,9 +344,11 @@ def _emax(name, fit, min_resp, stride=None):
     return _emax_np(*args)
 
 
-def _log_mixing(family: int, scale: float, eta: np.ndarray) -> np.ndarray:
-    """``log m(t | eta)`` on T_GRID up to a constant, ``(len(eta), n_t)``."""
-    t = T_GRID[None, :]
+def _log_mixing(
+    family: int, scale: float, eta: np.ndarray, t_grid: np.ndarray = T_GRID
+) -> np.ndarray:
+    """``log m(t | eta)`` on ``t_grid`` up to a constant, ``(len(eta), n_t)``."""
+    t = np.asarray(t_grid)[None, :]
     eta = np.asarray(eta, dtype=np.float64)[:, None]
     if family == 0:
         return -0.5 * ((t - eta) / scale) ** 2
@@ -384,11 +396,14 @@ def _emax_np(
                 s1[i], s2[i] = sig.max(), sig.max() ** 2
                 pmean[n, obs] += r[i] * sig
                 continue
-            lw = loglik[rows] + _log_mixing(family, scale, eta)  # (Lo, T)
+            lw = loglik[rows] + _log_mixing(family, scale, eta, t_grid)  # (Lo, T)
             w = np.exp(lw - lw.max(axis=1, keepdims=True))
             tot = w.sum(axis=1)
             cum = np.concatenate([np.zeros((len(obs), 1)), np.cumsum(w, axis=1)], 1)
-            F = np.clip(cum[:, cut] / tot[:, None], 0.0, 1.0)
+            wp = np.pad(w, ((0, 0), (1, 1)))  # wp[:, i + 1] = w[:, i], 0 outside
+            # partial sums with the end correction (w[cut] - w[cut - 1]) / 24
+            corr = (wp[:, cut + 1] - wp[:, cut]) / 24.0
+            F = np.clip((cum[:, cut] + corr) / tot[:, None], 0.0, 1.0)
             tail = 1.0 - F.prod(axis=0)
             s1[i] = tail @ w1
             s2[i] = tail @ w2
