@@ -397,7 +397,9 @@ inline double pgm_estep_stats(const double* T, const std::int64_t* cell_row,
                 for (std::size_t j = 0; j < J; ++j) mx = std::max(mx, r[j]);
                 double tot = 0.0;
                 for (std::size_t j = 0; j < J; ++j) {
-                    r[j] = std::exp(r[j] - mx);
+                    // below exp(-30) a weight ends under kRespFloor anyway (tot >= 1)
+                    const double v = r[j] - mx;
+                    r[j] = v < -30.0 ? 0.0 : std::exp(v);
                     tot += r[j];
                 }
                 const double inv = 1.0 / tot;
