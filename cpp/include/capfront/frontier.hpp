@@ -449,7 +449,16 @@ struct CellFill {
         const double* cr = cnum.data + row * cnum.s0;
         const std::ptrdiff_t qs = qnum.s1, gs = n_draws.s1, cs = cnum.s1;
         const auto LL = static_cast<std::ptrdiff_t>(L);
-        if (divide_quality && divide_cost && qs == 1 && gs == 1 && cs == 1) {
+        if (divide_quality && divide_cost && qs == 1 && gs == 0 && cs == 1) {
+            // one n_draws per row (a broadcast array): vectorisable
+            const TG g = gr[0];
+            const double gd = static_cast<double>(g);
+            for (std::ptrdiff_t l = 0; l < LL; ++l) {
+                q[l] = static_cast<double>(qr[l]) / gd;
+                c[l] = cr[l] / gd;
+            }
+            for (std::ptrdiff_t l = 0; l < LL; ++l) idx[l] = g > 0;
+        } else if (divide_quality && divide_cost && qs == 1 && gs == 1 && cs == 1) {
             for (std::ptrdiff_t l = 0; l < LL; ++l) {  // contiguous rows: vectorisable
                 const double gd = static_cast<double>(gr[l]);
                 q[l] = static_cast<double>(qr[l]) / gd;
