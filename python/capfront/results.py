@@ -287,7 +287,14 @@ class EvalResults:
         return np.asarray(self.mask, dtype=bool)
 
     @property
+    def _uniform_draws(self) -> bool:
+        """Every cell has the same number of draws (stored as a broadcast view)."""
+        return self._stats.n_draws.strides == (0, 0)
+
+    @property
     def is_complete(self) -> bool:
+        if self._uniform_draws:
+            return int(self._stats.n_draws[0, 0]) > 0
         return bool(self.observed.all())
 
     @property
@@ -297,7 +304,10 @@ class EvalResults:
     @property
     def min_draws(self) -> int:
         """Fewest draws of any observed cell."""
-        return int(self._stats.n_draws[self.observed].min())
+        nd = self._stats.n_draws
+        if self._uniform_draws:
+            return int(nd[0, 0])
+        return int(nd.min(where=nd > 0, initial=np.iinfo(nd.dtype).max))
 
     @property
     def p_hat(self) -> np.ndarray:
