@@ -489,3 +489,19 @@ def test_audit_independent_of_workers():
     with pytest.raises(ValueError, match="at least 4 generations"):
         short = cf.simulate(100, 3, 3, seed=1, as_counts=True)
         cf.audit(short, n_sims=2, methods=("naive", "extrapolation"))
+
+
+def test_audit_family_auto():
+    # Beta within-cell correlation: the counts prefer the Beta cell effect
+    res = cf.simulate(
+        800, 5, 10, n_topics=2, within_cell_correlation=0.3, seed=3, as_counts=True
+    )
+    a = cf.audit(res, n_sims=2, seed=0, family="auto")
+    assert a.family == "betabinomial" and a.fit.family == "betabinomial"
+    flat = cf.simulate(800, 5, 10, n_topics=2, seed=3, as_counts=True)
+    assert cf.audit(flat, n_sims=2, family="auto").family in FAMILY_NAMES
+    with pytest.raises(ValueError, match="unknown family"):
+        cf.audit(flat, n_sims=2, family="poisson")
+
+
+FAMILY_NAMES = ("logitnormal", "betabinomial")

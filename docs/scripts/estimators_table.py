@@ -45,13 +45,13 @@ SHORT = {
     "pgm": "pgm",
     "pgm_bb": "pgm-bb",
 }
-# pgm_bb: family="betabinomial", run where the generator has within-cell
-# correlation (a Beta draw around q, the model that family assumes)
+# pgm_bb: pgm with family="betabinomial" (the generator's within-cell correlation is
+# a Beta draw around q, the model that family assumes)
 SPEC = {"low": 0.3, "high": 2.0}
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
-def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed):
+def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed, family="auto"):
     pool = cf.simulate(
         40_000,
         L,
@@ -67,8 +67,6 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed):
     truth_pop = float(p_pool.max(axis=1).mean())
     rng = np.random.default_rng(seed + 1)
     methods = [m for m in METHODS if m != "extrapolation" or G >= 4]
-    if rho == 0:
-        methods.remove("pgm_bb")
     est = {m: [] for m in methods}
     se = {m: [] for m in methods}
     truth = []
@@ -97,9 +95,13 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed):
             se[m].append(d.standard_error())
         if r == 0 and audit_sims > 0:
             res = cf.EvalResults.from_counts(S, Gm, topic=topic_pool[idx])
-            a = audit(res, n_sims=audit_sims, seed=seed)
+            a = audit(res, n_sims=audit_sims, seed=seed, family=family)
             recommended = a.recommended
             audit_bias = a.table["bias"].to_dict()
+            if a.family == "betabinomial":  # the audit's pgm is the Beta family
+                audit_bias["pgm_bb"] = audit_bias.pop("pgm", 0.0)
+                if recommended == "pgm":
+                    recommended = "pgm_bb"
     truth = np.array(truth)
     out = {}
     for m in methods:
@@ -140,6 +142,7 @@ def grid(args):
                         args.n_prompts,
                         args.audit_sims,
                         seed,
+                        args.audit_family,
                     )
                     rows.append((G, L, spec, rho, o_true, res, rec))
                     if args.save:
@@ -288,6 +291,9 @@ def main():
     ap.add_argument("--L", default="2,8,33")
     ap.add_argument("--evalperf-reps", type=int, default=20)
     ap.add_argument("--out", default=None)
+    ap.add_argument(
+        "--audit-family", default="auto", help="family option of capfront.audit"
+    )
     ap.add_argument("--save", default=None, help="JSON of the grid rows, per cell")
     ap.add_argument(
         "--load", default=None, help="format a saved grid instead of running it"

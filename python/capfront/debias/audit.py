@@ -45,6 +45,8 @@ AUDIT_METHODS = (
 # posterior mass below which a difficulty grid point is skipped in the simulated
 # pgm refits' posterior maximum (the estimate moves by ~1e-7; ~20% less work)
 AUDIT_MIN_RESP = 1e-4
+# family="auto": the Beta cell effect needs this much more log-likelihood
+AUTO_MARGIN = 2.0
 
 
 @dataclass
@@ -58,6 +60,7 @@ class AuditResult:
     level: float
     fit: object = field(repr=False)
     seconds: float = 0.0
+    family: str = "logitnormal"
     estimates: dict = field(default_factory=dict, repr=False)
     note: str = (
         "simulated from the fitted latent model: a misfit of that model is "
@@ -66,8 +69,9 @@ class AuditResult:
 
     def __repr__(self) -> str:
         return (
-            f"AuditResult(recommended={self.recommended!r}, n_sims={self.n_sims}, "
-            f"seconds={self.seconds:.1f})\n{self.table.to_string()}"
+            f"AuditResult(recommended={self.recommended!r}, family={self.family!r}, "
+            f"n_sims={self.n_sims}, seconds={self.seconds:.1f})\n"
+            f"{self.table.to_string()}"
         )
 
 
@@ -106,6 +110,12 @@ def audit(
     methods : estimators to score (default: all but ``double_bc``; ``extrapolation``
         only with ``G >= 4``).
     level : nominal level of the intervals whose coverage is reported.
+    family : cell-effect family of the latent model that simulates the data and
+        of the ``pgm`` refits: ``"logitnormal"``, ``"betabinomial"``, or
+        ``"auto"``: fit both and take the Beta family when its marginal
+        log-likelihood is higher by more than ``AUTO_MARGIN`` (2 nats; both have
+        one scale parameter). ``AuditResult.family`` says which; quote
+        ``debiased_oracle(results, "pgm", family=audit.family)``.
     pgm_max_iter : at most this many EM iterations in each simulated ``pgm``
         refit, warm-started at the fit on the real data (the simulations are drawn
         from that fit, so EM starts close to the refit's optimum).
@@ -123,7 +133,7 @@ def audit(
     ``rmse``, ``sd``, ``coverage`` (of the population oracle), ``coverage_prompts``
     (of each simulated prompt set's own oracle), ``mean_se``), ``recommended``
     (lowest RMSE among methods whose coverage lies in [level - 0.05, 0.995]),
-    ``truth_population``.
+    ``truth_population``, ``family`` (of the latent model used).
     """
     from . import decompose_counts
     from .latent import fit_latent, pgm_decomposition
@@ -142,7 +152,21 @@ def audit(
     if methods is None:
         methods = tuple(m for m in AUDIT_METHODS if m != "extrapolation" or g >= 4)
     topic, names = topic_codes(results, use_topics)
-    fit = fit_latent(S, G, topic, family=family, backend=backend, topics=names)
+    if family not in ("logitnormal", "betabinomial", "auto"):
+        raise ValueError(
+            f"unknown family {family!r}; use 'logitnormal', 'betabinomial' or 'auto'"
+        )
+    if family == "auto":
+        fits = [
+            fit_latent(S, G, topic, family=f, backend=backend, topics=names)
+            for f in ("logitnormal", "betabinomial")
+        ]
+        # the Beta cell effect only when the counts clearly prefer it: both
+        # families have one scale parameter, and at scale 0 they coincide
+        fit = fits[1] if fits[1].loglik > fits[0].loglik + AUTO_MARGIN else fits[0]
+        family = fit.family
+    else:
+        fit = fit_latent(S, G, topic, family=family, backend=backend, topics=names)
     N, L = S.shape
     K = fit.theta.shape[1]
     freq = np.bincount(topic, minlength=K) / N
@@ -242,5 +266,6 @@ def audit(
         level=level,
         fit=fit,
         seconds=time.perf_counter() - t0,
+        family=family,
         estimates={"estimates": est, "se": ses, "truth": truth},
     )
