@@ -94,7 +94,7 @@ def audit(
     seed: int = 0,
     methods: tuple[str, ...] | None = None,
     level: float = 0.95,
-    family: str = "logitnormal",
+    family: str = "auto",
     use_topics: bool = True,
     pgm_max_iter: int = 5,
     backend: str | None = None,
