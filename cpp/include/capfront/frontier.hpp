@@ -205,57 +205,50 @@ inline std::uint64_t slope_key(double slope) {
 }
 
 // Stable LSD radix sort of (key, payload) by key ascending, 8 bits a pass; a pass
-// whose digit is the same for every key is skipped. Work is cut into a fixed number
-// of blocks (depending on n only), each histogrammed and scattered by one thread:
-// a stable sort's result is unique, so it does not depend on the thread count.
-#ifndef CAPFRONT_RADIX_BITS
-#define CAPFRONT_RADIX_BITS 8
-#endif
+// whose digit is the same for every key is skipped. The counts of every digit do not
+// depend on the order, so one pass (in parallel over fixed blocks, summed in block
+// order) counts all eight; the scatter passes run serially (at this size they are
+// bound by memory, and a parallel scatter would need per-block counts every pass).
+// A stable sort's result is unique, so it does not depend on the thread count.
 template <class Idx>
 void radix_sort_pairs(std::vector<std::uint64_t>& key, std::vector<Idx>& idx) {
     const std::size_t n = key.size();
     if (n < 2) return;
+    constexpr std::size_t kDigits = 8, kRadix = 256;
     const std::size_t n_blocks = n < (std::size_t{1} << 16) ? 1 : 16;
-    std::vector<std::size_t> bounds(n_blocks + 1);
-    for (std::size_t b = 0; b <= n_blocks; ++b) bounds[b] = n * b / n_blocks;
-    std::vector<std::uint64_t> key2(n);
-    std::vector<Idx> idx2(n);
-    constexpr int kBits = CAPFRONT_RADIX_BITS;
-    constexpr std::size_t kRadix = std::size_t{1} << kBits;
-    constexpr std::uint64_t kMask = kRadix - 1;
-    std::vector<std::size_t> hist(n_blocks * kRadix);
-    for (int shift = 0; shift < 64; shift += kBits) {
-        parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
-            for (std::size_t b = b0; b < b1; ++b) {
-                std::size_t* h = hist.data() + b * kRadix;
-                std::fill(h, h + kRadix, std::size_t{0});
-                for (std::size_t i = bounds[b]; i < bounds[b + 1]; ++i)
-                    ++h[(key[i] >> shift) & kMask];
-            }
-        });
-        bool trivial = false;
-        std::size_t run = 0;
-        for (std::size_t d = 0; d < kRadix; ++d) {
-            std::size_t total = 0;
-            for (std::size_t b = 0; b < n_blocks; ++b) total += hist[b * kRadix + d];
-            if (total == n) trivial = true;
-            for (std::size_t b = 0; b < n_blocks; ++b) {
-                const std::size_t cnt = hist[b * kRadix + d];
-                hist[b * kRadix + d] = run;
-                run += cnt;
+    std::vector<std::size_t> part(n_blocks * kDigits * kRadix, 0);
+    parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
+        for (std::size_t b = b0; b < b1; ++b) {
+            std::size_t* h = part.data() + b * kDigits * kRadix;
+            const std::size_t i1 = n * (b + 1) / n_blocks;
+            for (std::size_t i = n * b / n_blocks; i < i1; ++i) {
+                const std::uint64_t k = key[i];
+                for (std::size_t d = 0; d < kDigits; ++d) ++h[d * kRadix + ((k >> (8 * d)) & 255)];
             }
         }
+    });
+    std::vector<std::size_t> hist(kDigits * kRadix, 0);
+    for (std::size_t b = 0; b < n_blocks; ++b)
+        for (std::size_t j = 0; j < kDigits * kRadix; ++j) hist[j] += part[b * kDigits * kRadix + j];
+    std::vector<std::uint64_t> key2(n);
+    std::vector<Idx> idx2(n);
+    for (std::size_t d = 0; d < kDigits; ++d) {
+        std::size_t* off = hist.data() + d * kRadix;
+        bool trivial = false;
+        std::size_t run = 0;
+        for (std::size_t v = 0; v < kRadix; ++v) {
+            trivial |= off[v] == n;
+            const std::size_t cnt = off[v];
+            off[v] = run;
+            run += cnt;
+        }
         if (trivial) continue;
-        parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
-            for (std::size_t b = b0; b < b1; ++b) {
-                std::size_t* off = hist.data() + b * kRadix;
-                for (std::size_t i = bounds[b]; i < bounds[b + 1]; ++i) {
-                    const std::size_t pos = off[(key[i] >> shift) & kMask]++;
-                    key2[pos] = key[i];
-                    idx2[pos] = idx[i];
-                }
-            }
-        });
+        const int shift = static_cast<int>(8 * d);
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t pos = off[(key[i] >> shift) & 255]++;
+            key2[pos] = key[i];
+            idx2[pos] = idx[i];
+        }
         key.swap(key2);
         idx.swap(idx2);
     }
