@@ -443,14 +443,23 @@ struct CellFill {
         const std::ptrdiff_t qs = qnum.s1, gs = n_draws.s1, cs = cnum.s1;
         const auto LL = static_cast<std::ptrdiff_t>(L);
         if (divide_quality && divide_cost && qs == 1 && gs == 0 && cs == 1) {
-            // one n_draws per row (a broadcast array): vectorisable
+            // one n_draws per row (a broadcast array): one fused pass
             const TG g = gr[0];
             const double gd = static_cast<double>(g);
+            std::size_t m = 0;
+            bool neg = false;
             for (std::ptrdiff_t l = 0; l < LL; ++l) {
-                q[l] = static_cast<double>(qr[l]) / gd;
-                c[l] = cr[l] / gd;
+                const double ql = static_cast<double>(qr[l]) / gd;
+                const double cl = cr[l] / gd;
+                neg |= cl < 0;
+                if (std::isfinite(cl) && std::isfinite(ql)) {
+                    c[m] = cl;
+                    q[m] = ql;
+                    idx[m++] = l;
+                }
             }
-            for (std::ptrdiff_t l = 0; l < LL; ++l) idx[l] = g > 0;
+            if (neg) negative_cost->store(true, std::memory_order_relaxed);
+            return g > 0 ? m : 0;
         } else if (divide_quality && divide_cost && qs == 1 && gs == 1 && cs == 1) {
             for (std::ptrdiff_t l = 0; l < LL; ++l) {  // contiguous rows: vectorisable
                 const double gd = static_cast<double>(gr[l]);
