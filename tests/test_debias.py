@@ -502,6 +502,14 @@ def test_audit_family_auto():
     assert cf.audit(flat, n_sims=2, family="auto").family in FAMILY_NAMES
     with pytest.raises(ValueError, match="unknown family"):
         cf.audit(flat, n_sims=2, family="poisson")
+    # the audit interval: value +- z max(se, rmse of the method)
+    lo, hi = a.interval(0.8, se=0.0)
+    rmse = a.table.loc[a.recommended, "rmse"]
+    assert hi - lo == pytest.approx(2 * 1.959964 * rmse, rel=1e-5)
+    lo2, hi2 = a.interval(0.8, se=10 * rmse, method="naive")
+    assert hi2 - lo2 == pytest.approx(2 * 1.959964 * 10 * rmse, rel=1e-5)
+    with pytest.raises(ValueError, match="not in the audit table"):
+        a.interval(0.8, method="magic")
 
 
 FAMILY_NAMES = ("logitnormal", "betabinomial")

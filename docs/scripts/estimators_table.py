@@ -72,6 +72,7 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed, family="auto"):
     truth = []
     recommended = None
     audit_bias = {}
+    audit_rmse = {}
     prev_fit = {}
     for r in range(reps):
         idx = rng.choice(len(p_pool), n_prompts, replace=False)
@@ -98,8 +99,10 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed, family="auto"):
             a = audit(res, n_sims=audit_sims, seed=seed, family=family)
             recommended = a.recommended
             audit_bias = a.table["bias"].to_dict()
+            audit_rmse = a.table["rmse"].to_dict()
             if a.family == "betabinomial":  # the audit's pgm is the Beta family
                 audit_bias["pgm_bb"] = audit_bias.pop("pgm", 0.0)
+                audit_rmse["pgm_bb"] = audit_rmse.pop("pgm", 0.0)
                 if recommended == "pgm":
                     recommended = "pgm_bb"
     truth = np.array(truth)
@@ -110,6 +113,8 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed, family="auto"):
         err = e - truth
         # bias-aware interval: widened by the audit's estimate of the method's bias
         wide = 1.96 * s + abs(audit_bias.get(m, 0.0))
+        # AuditResult.interval: value +- 1.96 max(se, the audit's RMSE)
+        aud = 1.96 * np.maximum(s, audit_rmse.get(m, 0.0))
         out[m] = {
             "bias": err.mean(),
             "rmse": np.sqrt((err**2).mean()),
@@ -117,6 +122,8 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed, family="auto"):
             "cov_prompts": np.mean(np.abs(err) <= 1.96 * s),
             "cov_wide": np.mean(np.abs(e - truth_pop) <= wide),
             "cov_wide_prompts": np.mean(np.abs(err) <= wide),
+            "cov_audit": np.mean(np.abs(e - truth_pop) <= aud),
+            "cov_audit_prompts": np.mean(np.abs(err) <= aud),
         }
     return out, recommended, float(truth.mean())
 
@@ -180,6 +187,8 @@ def grid(args):
                 # numbers for its cells
                 seed = 10 * L + 2 * (spec == "high") + (rho > 0) + 1
                 for G in Gs:
+                    if args.cells and f"{G}:{L}:{spec}:{rho}" not in args.cells:
+                        continue
                     res, rec, o_true = run_cell(
                         G,
                         L,
@@ -344,6 +353,12 @@ def main():
     ap.add_argument("--save", default=None, help="JSON of the grid rows, per cell")
     ap.add_argument(
         "--load", default=None, help="format a saved grid instead of running it"
+    )
+    ap.add_argument(
+        "--cells",
+        nargs="*",
+        default=None,
+        help="only these cells, as G:L:spec:rho (e.g. 5:33:high:0.0)",
     )
     ap.add_argument(
         "--reaudit",

@@ -67,6 +67,23 @@ class AuditResult:
         "invisible to the audit"
     )
 
+    def interval(
+        self, value: float, se: float = 0.0, method: str | None = None
+    ) -> tuple[float, float]:
+        """Interval for an estimate ``value`` of ``method`` (default: the
+        recommended one) that carries the whole estimator's error as the audit
+        measured it: ``value +- z * max(se, rmse)``, with ``rmse`` the method's
+        root-mean-square error over the simulated data sets (prompt sampling, the
+        counts, and for ``pgm`` the refit of the latent model) and ``se`` e.g. the
+        prompt-level standard error. Unlike ``value +- z * se`` it does not assume
+        the hyperparameters known and includes the method's bias."""
+        m = self.recommended if method is None else method
+        if m not in self.table.index:
+            raise ValueError(f"method {m!r} is not in the audit table")
+        z = float(stats.norm.ppf(0.5 + self.level / 2))
+        half = z * max(float(se), float(self.table.loc[m, "rmse"]))
+        return float(value) - half, float(value) + half
+
     def __repr__(self) -> str:
         return (
             f"AuditResult(recommended={self.recommended!r}, family={self.family!r}, "
