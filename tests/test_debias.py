@@ -502,9 +502,9 @@ def test_audit_family_auto():
     assert cf.audit(flat, n_sims=2, family="auto").family in FAMILY_NAMES
     with pytest.raises(ValueError, match="unknown family"):
         cf.audit(flat, n_sims=2, family="poisson")
-    # the audit interval: value +- z max(se, rmse of the method)
+    # the audit interval: value +- z max(se, sqrt(sd^2 + bias^2))
     lo, hi = a.interval(0.8, se=0.0)
-    rmse = a.table.loc[a.recommended, "rmse"]
+    rmse = np.hypot(*a.table.loc[a.recommended, ["sd", "bias"]])
     assert hi - lo == pytest.approx(2 * 1.959964 * rmse, rel=1e-5)
     lo2, hi2 = a.interval(0.8, se=10 * rmse, method="naive")
     assert hi2 - lo2 == pytest.approx(2 * 1.959964 * 10 * rmse, rel=1e-5)

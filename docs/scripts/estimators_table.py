@@ -99,7 +99,8 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed, family="auto"):
             a = audit(res, n_sims=audit_sims, seed=seed, family=family)
             recommended = a.recommended
             audit_bias = a.table["bias"].to_dict()
-            audit_rmse = a.table["rmse"].to_dict()
+            # AuditResult.interval's spread: sqrt(sd^2 + bias^2) per method
+            audit_rmse = np.hypot(a.table["sd"], a.table["bias"]).to_dict()
             if a.family == "betabinomial":  # the audit's pgm is the Beta family
                 audit_bias["pgm_bb"] = audit_bias.pop("pgm", 0.0)
                 audit_rmse["pgm_bb"] = audit_rmse.pop("pgm", 0.0)
@@ -113,7 +114,7 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed, family="auto"):
         err = e - truth
         # bias-aware interval: widened by the audit's estimate of the method's bias
         wide = 1.96 * s + abs(audit_bias.get(m, 0.0))
-        # AuditResult.interval: value +- 1.96 max(se, the audit's RMSE)
+        # AuditResult.interval: value +- 1.96 max(se, sqrt(sd^2 + bias^2))
         aud = 1.96 * np.maximum(s, audit_rmse.get(m, 0.0))
         out[m] = {
             "bias": err.mean(),

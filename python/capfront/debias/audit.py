@@ -72,16 +72,19 @@ class AuditResult:
     ) -> tuple[float, float]:
         """Interval for an estimate ``value`` of ``method`` (default: the
         recommended one) that carries the whole estimator's error as the audit
-        measured it: ``value +- z * max(se, rmse)``, with ``rmse`` the method's
-        root-mean-square error over the simulated data sets (prompt sampling, the
-        counts, and for ``pgm`` the refit of the latent model) and ``se`` e.g. the
-        prompt-level standard error. Unlike ``value +- z * se`` it does not assume
-        the hyperparameters known and includes the method's bias."""
+        measured it: ``value +- z * max(se, sqrt(sd^2 + bias^2))``, with ``sd``
+        the SD of the method's estimates over the simulated data sets (fresh
+        prompts, counts and, for ``pgm``, the refit of the latent model) and
+        ``bias`` its mean error; ``se`` e.g. the prompt-level standard error.
+        It targets the oracle of the prompt population. Unlike ``value +- z * se``
+        it does not take the latent model's hyperparameters as known."""
         m = self.recommended if method is None else method
         if m not in self.table.index:
             raise ValueError(f"method {m!r} is not in the audit table")
         z = float(stats.norm.ppf(0.5 + self.level / 2))
-        half = z * max(float(se), float(self.table.loc[m, "rmse"]))
+        row = self.table.loc[m]
+        spread = float(np.hypot(row["sd"], row["bias"]))
+        half = z * max(float(se), spread)
         return float(value) - half, float(value) + half
 
     def __repr__(self) -> str:
