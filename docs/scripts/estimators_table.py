@@ -1,7 +1,12 @@
 """Regenerate the tables of docs/estimators.md.
 
-    PYTHONPATH=python python docs/scripts/estimators_table.py --reps 4 \
-        --audit-sims 4 --out /tmp/estimators_tables.md
+    PYTHONPATH=python python docs/scripts/estimators_table.py --reps 40 \
+        --audit-sims 40 --G 5,10,20,50 --audit-family logitnormal --save grid.json
+    PYTHONPATH=python python docs/scripts/estimators_table.py --load grid.json \
+        --reaudit --audit-family auto --audit-sims 40 --reps 40
+
+(the commands of docs/estimators.md; ``--L`` / ``--cells`` run subsets of the grid
+with the same numbers, each cell has its own seed).
 
 Part 1, simulation grid: for every (G, L, specialisation, within-cell correlation)
 cell, one ``capfront.simulate`` pool of 40,000 prompts (4 topics) is the population;
@@ -9,7 +14,9 @@ each repetition samples ``--n-prompts`` prompts from it and fresh Binomial(G, p)
 counts, and every estimator is scored against the sampled prompts' own oracle
 ``mean_n max_l p`` (bias, RMSE) and its ``value +- 1.96 se`` interval against the
 population oracle (coverage). The audit is run once per cell (on the first
-repetition, ``--audit-sims`` simulations) and its recommendation is scored.
+repetition, ``--audit-sims`` simulations) and its recommendation is scored, also
+with ``AuditResult.interval`` and a bias-aware interval. ``pgm_bb`` is ``pgm``
+with ``family="betabinomial"``.
 
 Part 2, EvalPerf: random subsets of g = 5, 10, 20 draws per cell (hypergeometric
 draws from the counts) against the full 100 (50 for 3 models).
@@ -341,10 +348,10 @@ def evalperf(reps, seed=0):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=4)
+    ap.add_argument("--reps", type=int, default=40)
     ap.add_argument("--n-prompts", type=int, default=2000)
-    ap.add_argument("--audit-sims", type=int, default=4)
-    ap.add_argument("--G", default="3,5,10,20,50")
+    ap.add_argument("--audit-sims", type=int, default=40)
+    ap.add_argument("--G", default="5,10,20,50")
     ap.add_argument("--L", default="2,8,33")
     ap.add_argument("--evalperf-reps", type=int, default=20)
     ap.add_argument("--out", default=None)
