@@ -654,8 +654,14 @@ def _latency_section(results: EvalResults, rep: Report) -> Any:
     if (missing := _unavailable(rep, "latency_frontier")) is not None:
         return missing
     kw = {} if results.has_cost else {"cost": "unit"}
-    lf = _call(_api("latency_frontier"), results, **kw)
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:  # the policy cap: reported
+        warnings.simplefilter("always", RuntimeWarning)
+        lf = _call(_api("latency_frontier"), results, **kw)
     rep.objects["latency_frontier"] = lf
+    exact = getattr(lf, "exact", None)
+    notes = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
     table = getattr(lf, "policies", None)
     if not isinstance(table, pd.DataFrame):
         return jsonable(lf)
@@ -675,6 +681,8 @@ def _latency_section(results: EvalResults, rep: Report) -> Any:
         if "pareto_p95" in table
         else None,
         "n_hull_mean": int(table["hull_mean"].sum()) if "hull_mean" in table else None,
+        "exact_mean_hull": exact,
+        "notes": notes,
         "pareto_mean": jsonable(pareto.reset_index(drop=True).head(200)),
     }
 
