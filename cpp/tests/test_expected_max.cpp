@@ -8,14 +8,7 @@
 #include <random>
 #include <vector>
 
-static int failures = 0;
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);      \
-            ++failures;                                                        \
-        }                                                                      \
-    } while (0)
+#include "check.hpp"
 
 static double binom_pmf(int G, int k, double p) {
     return std::exp(std::lgamma(G + 1.0) - std::lgamma(k + 1.0) - std::lgamma(G - k + 1.0)) *

@@ -10,14 +10,7 @@
 #include <random>
 #include <vector>
 
-static int failures = 0;
-#define CHECK(cond)                                                            \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            std::printf("FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond);      \
-            ++failures;                                                        \
-        }                                                                      \
-    } while (0)
+#include "check.hpp"
 
 int main() {
     std::mt19937_64 rng(11);
