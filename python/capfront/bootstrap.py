@@ -822,8 +822,7 @@ def _resampled(
             take(results.latency),
         )
     else:
-        stats_.successes = np.asarray(successes).astype(np.int32)
-        stats_._sum_sq = stats_._max_score = None
+        stats_ = stats_.with_counts(successes)
         scores = mask = latency = None
     return EvalResults(
         stats_,

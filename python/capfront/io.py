@@ -346,7 +346,7 @@ def _at_rest(stats: SufficientStats) -> SufficientStats:
     for up to 255 draws): many chunks wait in memory before they are merged."""
     if stats.successes.dtype.kind in "iu":
         stats.successes = stats.successes.astype(count_dtype(int(stats.n_draws.max())))
-    if stats.n_draws.strides != (0, 0):
+    if stats.constant_draws is None:
         stats.n_draws = stats.n_draws.astype(count_dtype(int(stats.n_draws.max())))
     return stats
 

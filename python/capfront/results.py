@@ -15,7 +15,12 @@ from ._validate import (
     labels,
     unique_labels,
 )
-from .suffstats import SufficientStats, constant_draws, sufficient_stats
+from .suffstats import (
+    SufficientStats,
+    constant_draws,
+    is_broadcast,
+    sufficient_stats,
+)
 
 
 class EvalResults:
@@ -74,10 +79,10 @@ class EvalResults:
         self.latency = latency
         self.truth_p = truth_p
         self.truth = truth or {}
-        uniform = stats.n_draws.strides == (0, 0)  # broadcast: one G for all
-        if uniform and int(stats.n_draws[0, 0]) <= 0:
+        G = stats.constant_draws
+        if G is not None and G <= 0:
             raise ValueError("every cell has 0 draws: the data is empty")
-        if not uniform and not (stats.n_draws > 0).any(axis=1).all():
+        if G is None and not (stats.n_draws > 0).any(axis=1).all():
             bad = np.flatnonzero(~(stats.n_draws > 0).any(axis=1))[:3]
             raise ValueError(
                 f"prompt(s) {[self.prompts[i] for i in bad]} have no result for "
@@ -256,11 +261,7 @@ class EvalResults:
         """The stored array, widened once to int32 when it is held in a compact
         (uint8/uint16) dtype, so arithmetic on it cannot overflow or wrap."""
         arr = getattr(self._stats, name)
-        if (
-            arr.dtype.kind not in "iu"
-            or arr.dtype.itemsize >= 4
-            or (arr.ndim == 2 and arr.strides == (0, 0))
-        ):
+        if arr.dtype.kind not in "iu" or arr.dtype.itemsize >= 4 or is_broadcast(arr):
             return arr
         if name not in self._wide:
             self._wide[name] = arr.astype(np.int32)
@@ -287,15 +288,9 @@ class EvalResults:
         return np.asarray(self.mask, dtype=bool)
 
     @property
-    def _uniform_draws(self) -> bool:
-        """Every cell has the same number of draws (stored as a broadcast view)."""
-        return self._stats.n_draws.strides == (0, 0)
-
-    @property
     def is_complete(self) -> bool:
-        if self._uniform_draws:
-            return int(self._stats.n_draws[0, 0]) > 0
-        return bool(self.observed.all())
+        G = self._stats.constant_draws
+        return G > 0 if G is not None else bool(self.observed.all())
 
     @property
     def max_draws(self) -> int:
@@ -304,9 +299,10 @@ class EvalResults:
     @property
     def min_draws(self) -> int:
         """Fewest draws of any observed cell."""
+        G = self._stats.constant_draws
+        if G is not None:
+            return G
         nd = self._stats.n_draws
-        if self._uniform_draws:
-            return int(nd[0, 0])
         return int(nd.min(where=nd > 0, initial=np.iinfo(nd.dtype).max))
 
     @property

@@ -11,6 +11,8 @@ Statistics of disjoint or overlapping chunks of prompts merge exactly
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ._backend import core, resolve_backend
@@ -25,9 +27,9 @@ _FLAG_NAMES = (
 )
 
 
-def _uniform_draws(n_draws: np.ndarray) -> bool:
-    """``n_draws`` is a broadcast constant (every cell has the same G)."""
-    return n_draws.ndim == 2 and n_draws.strides == (0, 0)
+def is_broadcast(arr: np.ndarray) -> bool:
+    """``arr`` is an ``(N, L)`` broadcast view of one value (no memory per cell)."""
+    return arr.ndim == 2 and arr.strides == (0, 0)
 
 
 def constant_draws(G: int, shape: tuple[int, int]) -> np.ndarray:
@@ -104,13 +106,19 @@ class SufficientStats:
         return self.flags.get("nonbinary_scores", 0) == 0
 
     @property
+    def constant_draws(self) -> int | None:
+        """The one draw count of every cell when ``n_draws`` is a broadcast view,
+        else ``None``."""
+        return int(self.n_draws[0, 0]) if is_broadcast(self.n_draws) else None
+
+    @property
     def nbytes(self) -> int:
         """Memory held by the per-cell arrays (broadcast views count 0)."""
-        total = 0
-        for value in self.arrays().values():
-            if value is not None and not (value.ndim == 2 and value.strides == (0, 0)):
-                total += value.nbytes
-        return total
+        return sum(
+            value.nbytes
+            for value in self.arrays().values()
+            if value is not None and not is_broadcast(value)
+        )
 
     def take(self, rows: np.ndarray, cols: np.ndarray) -> SufficientStats:
         """Statistics of the prompts ``rows`` and models ``cols`` (index arrays)."""
@@ -118,14 +126,12 @@ class SufficientStats:
         def sub(a: np.ndarray | None) -> np.ndarray | None:
             return None if a is None else a[np.ix_(rows, cols)]
 
-        n_draws = self.n_draws
-        if _uniform_draws(n_draws):
-            n_draws = constant_draws(int(n_draws[0, 0]), (len(rows), len(cols)))
-        else:
-            n_draws = sub(n_draws)
+        G = self.constant_draws
         return SufficientStats(
             successes=sub(self.successes),  # type: ignore[arg-type]
-            n_draws=n_draws,  # type: ignore[arg-type]
+            n_draws=sub(self.n_draws)  # type: ignore[arg-type]
+            if G is None
+            else constant_draws(G, (len(rows), len(cols))),
             sum_sq=sub(self._sum_sq),
             max_score=sub(self._max_score),
             cost_sum=sub(self.cost_sum),
@@ -135,6 +141,15 @@ class SufficientStats:
             models=None if self.models is None else self.models[cols],
             flags=self.flags,
         )
+
+    def with_counts(self, successes: np.ndarray) -> SufficientStats:
+        """The same cells with new binary success counts (``sum_sq``/``max_score``
+        then follow from them)."""
+        out = copy.copy(self)
+        out.successes = np.asarray(successes).astype(np.int32)
+        out._sum_sq = out._max_score = None
+        out.flags = {**self.flags, "nonbinary_scores": 0}
+        return out
 
     def merge(self, other: SufficientStats) -> SufficientStats:
         """Combine two chunks (see :meth:`concat`)."""
@@ -174,18 +189,12 @@ class SufficientStats:
             m_off += m
         disjoint = p_off == N  # no prompt in two chunks: plain placement
         binary = all(part.successes.dtype.kind in "iu" for part in parts)
-        if disjoint and all(len(c) == L for c in cols):
-            uniform = {
-                int(part.n_draws[0, 0])
-                for part in parts
-                if _uniform_draws(part.n_draws)
-            }
-            all_uniform = all(_uniform_draws(part.n_draws) for part in parts)
-        else:
-            uniform, all_uniform = set(), False
-        max_draws = max(int(part.n_draws.max()) for part in parts)
-        total_draws = sum(int(part.n_draws.max()) for part in parts)
-        bound = max_draws if disjoint else total_draws
+        # one G everywhere stays a broadcast view when every chunk has all models
+        one_G = {part.constant_draws for part in parts}
+        if not (disjoint and all(len(c) == L for c in cols)) or None in one_G:
+            one_G = set()
+        most = [int(part.n_draws.max()) for part in parts]
+        bound = max(most) if disjoint else sum(most)  # largest possible count
         out: dict[str, np.ndarray | None] = {}
         for name, fill, combine in (
             ("successes", 0, np.add),
@@ -196,16 +205,11 @@ class SufficientStats:
             ("latency_sum", 0.0, np.add),
             ("latency_max", 0.0, np.fmax),
         ):
-            if name == "n_draws" and all_uniform and len(uniform) == 1:
-                out[name] = constant_draws(uniform.pop(), (N, L))
+            if name == "n_draws" and len(one_G) == 1:
+                out[name] = constant_draws(one_G.pop(), (N, L))
                 continue
-            if name in ("_sum_sq", "_max_score") and binary:
-                out[name] = None
-                continue
-            if getattr(parts[0], name) is None and name not in (
-                "_sum_sq",
-                "_max_score",
-            ):
+            derived = name in ("_sum_sq", "_max_score") and binary
+            if derived or getattr(parts[0], name.lstrip("_")) is None:
                 out[name] = None
                 continue
             if name == "n_draws" or (name == "successes" and binary):
