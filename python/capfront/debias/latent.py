@@ -139,6 +139,60 @@ SCALE_GRID = {
     ),
 }
 
+# resolution of a fitted cell-effect scale (its likelihood tables are cached on
+# this lattice); the estimate moves by about 3e-5 per lattice step
+SCALE_RES = {"logitnormal": 0.005, "betabinomial": 0.001}
+
+
+def _profile_max(f: np.ndarray) -> float:
+    """``sum_rows max_theta f``, each row's maximum refined by the parabola through
+    the best candidate and its neighbours: a smooth function of the scale (the
+    plain maximum over the 0.1 theta grid has kinks as large as the scale's
+    effect on the objective)."""
+    c = f.argmax(axis=1)
+    r = np.arange(len(c))
+    best = f[r, c]
+    inner = np.flatnonzero((c > 0) & (c < f.shape[1] - 1))
+    f0, f1, f2 = f[inner, c[inner] - 1], best[inner], f[inner, c[inner] + 1]
+    den = f0 - 2 * f1 + f2
+    ok = (den < 0) & np.isfinite(f0) & np.isfinite(f2)
+    gain = np.where(ok, (f0 - f2) ** 2 / np.where(ok, -8 * den, 1.0), 0.0)
+    return float(best.sum() + gain.sum())
+
+
+def _scale_step(score, grid: np.ndarray, sc: float, h: float, res: float):
+    """One M-step for the cell-effect scale: the profiled objective ``score(s)``
+    at ``sc - h, sc, sc + h`` (``0, h, 2h`` at the boundary), the vertex of the
+    parabola through them, clipped to ``sc +- 2h`` and rounded to ``res``.
+    Returns ``(scale, its score table, next h)``: ``h`` shrinks with the moves."""
+    top = float(grid[-1])
+    lo = max(0.0, sc - h)
+    xs = sorted(
+        {
+            round(lo / res) * res,
+            round((lo + h) / res) * res,
+            round(min(top, lo + 2 * h) / res) * res,
+        }
+    )
+    scored = {x: score(x) for x in xs}
+    best = max(scored, key=lambda x: scored[x][0])
+    new = best
+    if len(xs) == 3:
+        (x0, x1, x2), (q0, q1, q2) = xs, [scored[x][0] for x in xs]
+        den = (x0 - x1) * (x0 - x2) * (x1 - x2)
+        a2 = (x2 * (q1 - q0) + x1 * (q0 - q2) + x0 * (q2 - q1)) / den
+        a1 = (x2**2 * (q0 - q1) + x1**2 * (q2 - q0) + x0**2 * (q1 - q2)) / den
+        if a2 < 0:
+            v = float(
+                np.clip(-a1 / (2 * a2), max(0.0, sc - 2 * h), min(top, sc + 2 * h))
+            )
+            new = round(v / res) * res
+    new = float(round(new, 10))
+    moved = abs(new - sc)
+    h_next = float(np.clip(2 * moved, 4 * res, h))
+    f = scored[new][1] if new in scored else score(new)[1]
+    return new, f, h_next
+
 
 def _mixing(family: str, scale: float) -> np.ndarray:
     """(n_t, n_eta) weights of ``logit p`` on the t grid given ``eta`` (columns sum to
@@ -516,6 +570,7 @@ def fit_latent(
     n_cells = int(obs.sum())
     J = len(D_GRID)
     grid = SCALE_GRID[family]
+    h = 0.0
     if scale is not None:
         if not (0 <= scale < (1 if family == "betabinomial" else 20)):
             raise ValueError(f"scale out of range for {family}: {scale}")
@@ -541,6 +596,7 @@ def fit_latent(
     if init is not None:
         theta = init.theta.copy()
         sc = float(init.scale) if scale is None else float(scale)
+        h = 10 * SCALE_RES[family]  # warm start: near the optimum
         weights = init.weights.copy()
     else:
         theta = np.zeros((L, K))
@@ -553,6 +609,7 @@ def fit_latent(
             m = np.clip(np.where(obs[rows].any(axis=0), m, 0.5), 0.05, 0.95)
             theta[:, k] = np.log(m / (1 - m))
         sc = float(grid[len(grid) // 3]) if scale is None else float(scale)
+        h = float(np.diff(SCALE_GRID[family]).mean())  # first scale steps
         weights = np.exp(-0.5 * (D_GRID / 2.5) ** 2)
         weights /= weights.sum()
 
@@ -580,35 +637,21 @@ def fit_latent(
         ll_old = ll
         C = C.reshape(L * K, tables.n_rows, J)
         weights = resp.mean(axis=0)
-        # scale: the grid points around the current value (EM moves it smoothly)
-        b0 = int(np.argmin(np.abs(grid - sc)))
-        near = range(max(0, b0 - 1), min(len(grid), b0 + 2))
-        scored = {}
+        # scale: maximise the M-step objective profiled over theta (each row's
+        # best theta refined by a parabola, so the profile is smooth in the scale)
         th_flat = theta.reshape(-1)
-        for b in near:
-            f = _mstep_window(
-                name, C, tables.logh(family, grid[b]), cand_idx, th_flat, penalty
+
+        def score(s_: float, C=C, th_flat=th_flat):
+            f_ = _mstep_window(
+                name, C, tables.logh(family, s_), cand_idx, th_flat, penalty
             )
-            f = f + penalty[None, :]
-            scored[b] = (float(f.max(axis=1).sum()), f)
-        b = max(scored, key=lambda i: scored[i][0])
-        s_new = float(grid[b])
-        if b - 1 in scored and b + 1 in scored:
-            q0, q1, q2 = scored[b - 1][0], scored[b][0], scored[b + 1][0]
-            x0, x1, x2 = grid[b - 1], grid[b], grid[b + 1]
-            # parabola through three unequally spaced points
-            den = (x0 - x1) * (x0 - x2) * (x1 - x2)
-            a2 = (x2 * (q1 - q0) + x1 * (q0 - q2) + x0 * (q2 - q1)) / den
-            a1 = (x2**2 * (q0 - q1) + x1**2 * (q2 - q0) + x0**2 * (q1 - q2)) / den
-            if a2 < 0:
-                # snapped to 0.01 so that the table cache is hit across iterations
-                s_new = round(float(np.clip(-a1 / (2 * a2), x0, x2)), 2)
-        f = scored[b][1]
-        if s_new != float(grid[b]):
-            f = _mstep_window(
-                name, C, tables.logh(family, s_new), cand_idx, th_flat, penalty
-            )
-            f = f + penalty[None, :]
+            f_ = f_ + penalty[None, :]
+            return _profile_max(f_), f_
+
+        if scale is None:
+            sc, f, h = _scale_step(score, grid, sc, h, SCALE_RES[family])
+        else:
+            f = score(sc)[1]
         c = f.argmax(axis=1)
         rows_ = np.arange(len(c))
         th = THETA_GRID[c].astype(np.float64)
@@ -628,7 +671,6 @@ def fit_latent(
             pooled = np.where(np.isfinite(pooled), pooled, 0.0)
             theta_new = np.where(seen.reshape(L, K), theta_new, pooled[:, None])
         theta = theta_new
-        sc = s_new
     return LatentFit(
         family=family,
         theta=theta,
