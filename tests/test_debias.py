@@ -253,9 +253,9 @@ def test_result_object(sim):
     assert float(r) == r.value
     fixed = cf.debiased_oracle(sim, "extrapolation", lam=0.5)
     assert fixed.lam == 0.5
-    # options force the in-house bootstrap (capfront.bootstrap takes none)
+    # with options the decomposition goes to capfront.bootstrap as PerPrompt
     r2 = cf.debiased_oracle(sim, "jackknife", lam=0.7, ci=0.95, n_resamples=50)
-    assert r2.ci[0] <= r2.value <= r2.ci[1] and "multinomial" in r2.ci_method
+    assert r2.ci[0] <= r2.value <= r2.ci[1] and "capfront" in r2.ci_method
 
 
 def test_fit_decay_recovers_law():
@@ -530,14 +530,47 @@ def test_audit_family_auto():
     assert cf.audit(flat, n_sims=2, family="auto").family in FAMILY_NAMES
     with pytest.raises(ValueError, match="unknown family"):
         cf.audit(flat, n_sims=2, family="poisson")
-    # the audit interval: value +- z max(se, sqrt(sd^2 + bias^2))
-    lo, hi = a.interval(0.8, se=0.0)
-    rmse = np.hypot(*a.table.loc[a.recommended, ["sd", "bias"]])
-    assert hi - lo == pytest.approx(2 * 1.959964 * rmse, rel=1e-5)
-    lo2, hi2 = a.interval(0.8, se=10 * rmse, method="naive")
-    assert hi2 - lo2 == pytest.approx(2 * 1.959964 * 10 * rmse, rel=1e-5)
+    # the audit interval: value +- z rmse (these prompts' oracle), or
+    # value +- z max(se, rmse_population) (the population's)
+    z = 1.959964
+    row = a.table.loc[a.recommended]
+    lo, hi = a.interval(0.8)
+    assert hi - lo == pytest.approx(2 * z * row["rmse"], rel=1e-5)
+    lo, hi = a.interval(0.8, target="population")
+    assert hi - lo == pytest.approx(2 * z * row["rmse_population"], rel=1e-5)
+    big = 10 * row["rmse_population"]
+    lo2, hi2 = a.interval(0.8, se=big, method="naive", target="population")
+    assert hi2 - lo2 == pytest.approx(2 * z * big, rel=1e-5)
+    with pytest.raises(ValueError, match="target"):
+        a.interval(0.8, target="world")
     with pytest.raises(ValueError, match="not in the audit table"):
         a.interval(0.8, method="magic")
 
 
 FAMILY_NAMES = ("logitnormal", "betabinomial")
+
+
+def test_audit_interval_crossfit_coverage():
+    """Widths from one half, coverage on the other: about the nominal level for
+    normal errors, and far below it when one half is much noisier."""
+    from capfront.debias.audit import _crossfit_coverage
+
+    rng = np.random.default_rng(0)
+    err = 0.01 + rng.standard_normal(4000)
+    assert _crossfit_coverage(err, 1.959964) == pytest.approx(0.95, abs=0.012)
+    mixed = np.concatenate([0.1 * err[:2000], 10 * err[2000:]])
+    assert _crossfit_coverage(mixed, 1.959964) < 0.6
+
+
+def test_ci_with_options_uses_the_same_bootstrap(sim):
+    """Method options (here the default family, given explicitly) keep the
+    Philox prompt bootstrap: the same interval as without them."""
+    a = cf.debiased_oracle(sim, "pgm", ci=0.9, n_resamples=200, seed=3)
+    b = cf.debiased_oracle(
+        sim, "pgm", ci=0.9, n_resamples=200, seed=3, family="logitnormal"
+    )
+    assert a.ci == b.ci and b.ci_method == a.ci_method
+    c = cf.debiased_oracle(
+        sim, "pgm", ci=0.9, n_resamples=200, seed=3, family="betabinomial"
+    )
+    assert c.ci[0] < c.value < c.ci[1]

@@ -430,6 +430,10 @@ def _debiased_section(
             out.get("method_note", "no audit recommendation")
             + ": bootstrap bias correction (SPEC 4c) is used"
         )
+    extra = {}
+    audit = rep.objects.get("audit")
+    if method == "pgm" and getattr(audit, "family", None):
+        extra["family"] = audit.family  # the cell-effect family the audit chose
     res = _call(
         _api("debiased_oracle"),
         results,
@@ -437,6 +441,7 @@ def _debiased_section(
         ci=level,
         n_resamples=n_resamples,
         seed=seed,
+        **extra,
     )
     rep.objects["debiased"] = res
     state["method"] = method
@@ -448,6 +453,16 @@ def _debiased_section(
             "level": level,
         }
     )
+    if extra:
+        out["family"] = extra["family"]
+    if out["value"] is not None and hasattr(audit, "interval"):
+        # the audit's measured error of the method: these prompts' oracle and
+        # the population's
+        out["audit_interval"] = list(audit.interval(out["value"]))
+        se = _first_attr(res, "se")
+        out["audit_interval_population"] = list(
+            audit.interval(out["value"], se or 0.0, target="population")
+        )
     naive = naive_oracle(results, "prehoc").value
     if out["value"] is not None:
         out["naive_minus_debiased"] = naive - out["value"]
@@ -987,6 +1002,13 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
             notes.append(
                 f"method recommended by capfront.audit: {audit['recommended']}"
             )
+        if deb.get("audit_interval"):
+            lo, hi = deb["audit_interval"]
+            pct = 100 * deb.get("level", 0.95)
+            notes.append(
+                f"{pct:.0f}% interval from the audit's measured error (these "
+                f"prompts): [{fmt(lo)}, {fmt(hi)}]"
+            )
         if deb.get("method_note"):
             notes.append(deb["method_note"])
     for kind in labels:
@@ -1016,8 +1038,28 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
     if isinstance(deb, Mapping) and isinstance(
         (deb.get("audit") or {}).get("table"), (list, dict)
     ):
-        h, r = _table(deb["audit"]["table"])
-        out.append(("Audit (simulated data of this shape)", h, r, []))
+        tab = deb["audit"]["table"]
+        keep = ("method", "bias", "rmse", "interval_coverage", "coverage")
+        if isinstance(tab, list):  # the columns that fit a terminal
+            tab = [
+                {k: v for k, v in row.items() if k in keep}
+                if isinstance(row, Mapping)
+                else row
+                for row in tab
+            ]
+        h, r = _table(tab)
+        out.append(
+            (
+                "Audit (simulated data of this shape)",
+                h,
+                r,
+                [
+                    "interval_coverage: of the audit interval (value +- z rmse); "
+                    "coverage: of value +- z se (population oracle); full table "
+                    "in the JSON report"
+                ],
+            )
+        )
 
     for key, title in (
         ("gap_decomposition", "Gap decomposition (seed 003)"),

@@ -267,17 +267,27 @@ def debiased_oracle(
     if ci is not None:
         out.level = float(ci)
         boot = None
-        if not options:  # capfront.bootstrap re-runs decomposition without options
-            try:
-                boot = getattr(
-                    importlib.import_module("capfront.bootstrap"), "bootstrap", None
-                )
-            except ImportError:
-                boot = None
+        try:
+            bmod = importlib.import_module("capfront.bootstrap")
+            boot = getattr(bmod, "bootstrap", None)
+        except ImportError:
+            boot = None
         if boot is not None:
+            # with options, hand the decomposition over as it is (PerPrompt):
+            # capfront.bootstrap would re-run it without them
+            stat = (
+                bmod.PerPrompt(
+                    dec.values,
+                    dec.finalize,
+                    method,
+                    bool(dec.diagnostics.get("linear", False)),
+                )
+                if options
+                else method
+            )
             res = boot(
                 results,
-                method,
+                stat,
                 level=float(ci),
                 n_resamples=int(n_resamples),
                 seed=seed,
