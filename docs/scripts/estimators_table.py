@@ -1,22 +1,25 @@
 """Regenerate the tables of docs/estimators.md.
 
-    PYTHONPATH=python python docs/scripts/estimators_table.py --reps 40 \
-        --audit-sims 40 --G 5,10,20,50 --audit-family logitnormal --save grid.json
-    PYTHONPATH=python python docs/scripts/estimators_table.py --load grid.json \
-        --reaudit --audit-family auto --audit-sims 40 --reps 40
+    PYTHONPATH=python python docs/scripts/estimators_table.py --L 2,8 \
+        --save a.json --no-evalperf &
+    PYTHONPATH=python python docs/scripts/estimators_table.py --L 33 \
+        --save b.json --no-evalperf &
+    wait
+    PYTHONPATH=python python docs/scripts/estimators_table.py --load a.json b.json
 
-(the commands of docs/estimators.md; ``--L`` / ``--cells`` run subsets of the grid
-with the same numbers, each cell has its own seed).
+(the commands of docs/estimators.md; each cell has its own seed, so ``--L`` /
+``--cells`` subsets in parallel processes give the same numbers as one run).
 
 Part 1, simulation grid: for every (G, L, specialisation, within-cell correlation)
 cell, one ``capfront.simulate`` pool of 40,000 prompts (4 topics) is the population;
-each repetition samples ``--n-prompts`` prompts from it and fresh Binomial(G, p)
-counts, and every estimator is scored against the sampled prompts' own oracle
-``mean_n max_l p`` (bias, RMSE) and its ``value +- 1.96 se`` interval against the
-population oracle (coverage). The audit is run once per cell (on the first
-repetition, ``--audit-sims`` simulations) and its recommendation is scored, also
-with ``AuditResult.interval`` and a bias-aware interval. ``pgm_bb`` is ``pgm``
-with ``family="betabinomial"``.
+each of ``--reps`` repetitions samples ``--n-prompts`` prompts from it and fresh
+Binomial(G, p) counts, and every estimator is scored against the sampled prompts'
+own oracle ``mean_n max_l p`` (bias, RMSE). ``capfront.audit`` runs once per cell,
+on the first repetition (``--audit-sims`` simulations); its recommendation is
+scored over all repetitions, with the interval ``AuditResult.interval`` gives
+(``value +- 1.96 rmse`` of the audit, for the prompts' own oracle; ``value +- 1.96
+max(se, rmse_population)`` for the population oracle) and with the prompt-level
+``value +- 1.96 se``. ``pgm_bb`` is ``pgm`` with ``family="betabinomial"``.
 
 Part 2, EvalPerf: random subsets of g = 5, 10, 20 draws per cell (hypergeometric
 draws from the counts) against the full 100 (50 for 3 models).
@@ -56,6 +59,12 @@ SHORT = {
 # a Beta draw around q, the model that family assumes)
 SPEC = {"low": 0.3, "high": 2.0}
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+Z = 1.959964
+
+
+def cell_seed(L, spec, rho):
+    """A seed per (L, spec, rho): any subset of the grid gives the same numbers."""
+    return 10 * L + 2 * (spec == "high") + (rho > 0) + 1
 
 
 def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed, family="auto"):
@@ -77,9 +86,7 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed, family="auto"):
     est = {m: [] for m in methods}
     se = {m: [] for m in methods}
     truth = []
-    recommended = None
-    audit_bias = {}
-    audit_rmse = {}
+    info = {}
     prev_fit = {}
     for r in range(reps):
         idx = rng.choice(len(p_pool), n_prompts, replace=False)
@@ -103,84 +110,38 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed, family="auto"):
             se[m].append(d.standard_error())
         if r == 0 and audit_sims > 0:
             res = cf.EvalResults.from_counts(S, Gm, topic=topic_pool[idx])
+            t0 = time.perf_counter()
             a = audit(res, n_sims=audit_sims, seed=seed, family=family)
-            recommended = a.recommended
-            audit_bias = a.table["bias"].to_dict()
-            # AuditResult.interval's spread: sqrt(sd^2 + bias^2) per method
-            audit_rmse = np.hypot(a.table["sd"], a.table["bias"]).to_dict()
+            tab = a.table.copy()
+            rec = a.recommended
             if a.family == "betabinomial":  # the audit's pgm is the Beta family
-                audit_bias["pgm_bb"] = audit_bias.pop("pgm", 0.0)
-                audit_rmse["pgm_bb"] = audit_rmse.pop("pgm", 0.0)
-                if recommended == "pgm":
-                    recommended = "pgm_bb"
+                tab = tab.rename(index={"pgm": "pgm_bb"})
+                rec = "pgm_bb" if rec == "pgm" else rec
+            info = {
+                "recommended": rec,
+                "family": a.family,
+                "seconds": time.perf_counter() - t0,
+                "table": tab.to_dict(orient="index"),
+            }
     truth = np.array(truth)
     out = {}
+    tab = info.get("table", {})
     for m in methods:
         e = np.array(est[m])
         s = np.array(se[m])
         err = e - truth
-        # bias-aware interval: widened by the audit's estimate of the method's bias
-        wide = 1.96 * s + abs(audit_bias.get(m, 0.0))
-        # AuditResult.interval: value +- 1.96 max(se, sqrt(sd^2 + bias^2))
-        aud = 1.96 * np.maximum(s, audit_rmse.get(m, 0.0))
-        out[m] = {
+        row = {
             "bias": err.mean(),
             "rmse": np.sqrt((err**2).mean()),
-            "cov": np.mean(np.abs(e - truth_pop) <= 1.96 * s),
-            "cov_prompts": np.mean(np.abs(err) <= 1.96 * s),
-            "cov_wide": np.mean(np.abs(e - truth_pop) <= wide),
-            "cov_wide_prompts": np.mean(np.abs(err) <= wide),
-            "cov_audit": np.mean(np.abs(e - truth_pop) <= aud),
-            "cov_audit_prompts": np.mean(np.abs(err) <= aud),
+            "cov_se": np.mean(np.abs(e - truth_pop) <= Z * s),
+            "cov_se_prompts": np.mean(np.abs(err) <= Z * s),
         }
-    return out, recommended, float(truth.mean())
-
-
-def audit_cell(G, L, spec, rho, n_prompts, audit_sims, seed, family):
-    """The audit alone on a cell's first repetition (the same data ``run_cell``
-    audits): ``(recommended, family, table)``."""
-    pool = cf.simulate(
-        40_000,
-        L,
-        1,
-        n_topics=4,
-        specialisation=SPEC[spec],
-        within_cell_correlation=rho,
-        seed=seed,
-        as_counts=True,
-    )
-    topic_pool = np.asarray(pool.topic).astype(np.int64)
-    rng = np.random.default_rng(seed + 1)
-    idx = rng.choice(len(pool.truth_p), n_prompts, replace=False)
-    S = rng.binomial(G, pool.truth_p[idx])
-    res = cf.EvalResults.from_counts(S, np.full_like(S, G), topic=topic_pool[idx])
-    a = audit(res, n_sims=audit_sims, seed=seed, family=family)
-    return a.recommended, a.family, a.table["bias"].to_dict()
-
-
-def reaudit(rows, args):
-    """Re-run only the audits of a saved grid (``--load``) with
-    ``--audit-family``; the picks are scored on the saved repetitions."""
-    out = []
-    t0 = time.perf_counter()
-    for G, L, spec, rho, o_true, res, _ in rows:
-        seed = 10 * L + 2 * (spec == "high") + (rho > 0) + 1
-        rec, fam, _ = audit_cell(
-            G, L, spec, rho, args.n_prompts, args.audit_sims, seed, args.audit_family
-        )
-        # the Beta family's pgm is the pgm_bb column (at a zero cell effect, where
-        # rho = 0 cells have no such column, the two families are the same model)
-        if rec == "pgm" and fam == "betabinomial" and "pgm_bb" in res:
-            rec = "pgm_bb"
-        out.append((G, L, spec, rho, o_true, res, rec))
-        print(
-            f"[{time.perf_counter() - t0:6.0f}s] G={G} L={L} {spec} rho={rho} "
-            f"rec={rec} family={fam}",
-            flush=True,
-        )
-        if args.save:
-            Path(args.save).write_text(json.dumps(out, default=float))
-    return out
+        if m in tab:  # AuditResult.interval, both targets
+            row["cov_audit_prompts"] = np.mean(np.abs(err) <= Z * tab[m]["rmse"])
+            half = Z * np.maximum(s, tab[m]["rmse_population"])
+            row["cov_audit"] = np.mean(np.abs(e - truth_pop) <= half)
+        out[m] = row
+    return out, info, float(truth.mean())
 
 
 def grid(args):
@@ -191,13 +152,10 @@ def grid(args):
     for L in Ls:
         for spec in ("low", "high"):
             for rho in (0.0, 0.2):
-                # a seed per (L, spec, rho): any subset of the grid gives the same
-                # numbers for its cells
-                seed = 10 * L + 2 * (spec == "high") + (rho > 0) + 1
                 for G in Gs:
                     if args.cells and f"{G}:{L}:{spec}:{rho}" not in args.cells:
                         continue
-                    res, rec, o_true = run_cell(
+                    res, info, o_true = run_cell(
                         G,
                         L,
                         spec,
@@ -205,33 +163,40 @@ def grid(args):
                         args.reps,
                         args.n_prompts,
                         args.audit_sims,
-                        seed,
+                        cell_seed(L, spec, rho),
                         args.audit_family,
                     )
-                    rows.append((G, L, spec, rho, o_true, res, rec))
+                    rows.append((G, L, spec, rho, o_true, res, info))
                     if args.save:
                         Path(args.save).write_text(json.dumps(rows, default=float))
                     print(
                         f"[{time.perf_counter() - t0:6.0f}s] G={G} L={L} {spec} "
-                        f"rho={rho} rec={rec}",
+                        f"rho={rho} rec={info.get('recommended')}",
                         flush=True,
                     )
     return rows
 
 
+def _pct(x):
+    return "-" if x is None else f"{100 * x:.0f}"
+
+
 def fmt_grid(rows, reps, n_prompts):
+    rows = sorted(rows, key=lambda r: (r[1], r[2] == "high", r[3], r[0]))
     lines = []
     head = " | ".join(f"{SHORT[m]}" for m in METHODS)
     lines.append(
         f"Bias in points (x100) against `O_true`, {reps} repetitions of "
-        f"N = {n_prompts} prompts; RMSE in parentheses.\n"
+        f"N = {n_prompts} prompts; RMSE in parentheses. Coverage in % of the "
+        "repetitions.\n"
     )
     lines.append(
         f"| G | L | spec | rho | O_true | {head} | audit picks | "
-        "its bias/naive | its coverage (pop / prompts) | bias-aware (pop / prompts) |"
+        "its \\|bias\\|/naive | `audit.interval` covers (prompts / pop) | "
+        "`+-1.96 se` covers (prompts / pop) |"
     )
     lines.append("|" + "---|" * (len(METHODS) + 9))
-    for G, L, spec, rho, o_true, res, rec in rows:
+    for G, L, spec, rho, o_true, res, info in rows:
         cells = []
         for m in METHODS:
             if m in res:
@@ -240,12 +205,14 @@ def fmt_grid(rows, reps, n_prompts):
                 )
             else:
                 cells.append("-")
+        rec = info.get("recommended")
         if rec is not None:
-            ratio = abs(res[rec]["bias"]) / max(abs(res["naive"]["bias"]), 1e-12)
+            q = res[rec]
+            ratio = abs(q["bias"]) / max(abs(res["naive"]["bias"]), 1e-12)
             extra = (
-                f"{rec} | {ratio:.2f} | {res[rec]['cov']:.2f} / "
-                f"{res[rec]['cov_prompts']:.2f} | {res[rec]['cov_wide']:.2f} / "
-                f"{res[rec]['cov_wide_prompts']:.2f}"
+                f"{rec} | {ratio:.2f} | {_pct(q.get('cov_audit_prompts'))} / "
+                f"{_pct(q.get('cov_audit'))} | {_pct(q['cov_se_prompts'])} / "
+                f"{_pct(q['cov_se'])}"
             )
         else:
             extra = "- | - | - | -"
@@ -258,47 +225,49 @@ def fmt_grid(rows, reps, n_prompts):
     lines.append(summary(rows))
     lines.append("")
     lines.append(
-        "Coverage of `value +- 1.96 se` (prompt-level se) of the population "
-        "oracle, per method:\n"
+        "Coverage (%) of `AuditResult.interval` for the prompts' own oracle, per "
+        "method (the audit of the cell's first repetition gives each method's "
+        "width):\n"
     )
-    lines.append(
-        "| G | L | spec | rho | " + " | ".join(SHORT[m] for m in METHODS) + " |"
-    )
-    lines.append("|" + "---|" * (len(METHODS) + 4))
+    ms = [m for m in METHODS if m != "naive"]
+    lines.append("| G | L | spec | rho | " + " | ".join(SHORT[m] for m in ms) + " |")
+    lines.append("|" + "---|" * (len(ms) + 4))
     for G, L, spec, rho, _, res, _ in rows:
-        cov = [f"{res[m]['cov']:.2f}" if m in res else "-" for m in METHODS]
+        cov = [_pct(res[m].get("cov_audit_prompts")) if m in res else "-" for m in ms]
         lines.append(f"| {G} | {L} | {spec} | {rho} | " + " | ".join(cov) + " |")
     return "\n".join(lines)
 
 
 def summary(rows):
     """Counts of the issue's targets over the cells with G >= 5."""
-    big = [r for r in rows if r[0] >= 5 and r[6] is not None]
+    big = [r for r in rows if r[0] >= 5 and r[6].get("recommended")]
     if not big:
         return ""
-    t1 = sum(abs(r[5][r[6]]["bias"]) <= 0.25 * abs(r[5]["naive"]["bias"]) for r in big)
-    t1_abs = sum(
-        abs(r[5][r[6]]["bias"]) <= 0.25 * abs(r[5]["naive"]["bias"])
-        or abs(r[5][r[6]]["bias"]) <= 0.001
-        for r in big
-    )
+
+    def pick(r):
+        return r[5][r[6]["recommended"]]
+
+    t1 = sum(abs(pick(r)["bias"]) <= 0.25 * abs(r[5]["naive"]["bias"]) for r in big)
+    worst = max(abs(pick(r)["bias"]) for r in big)
 
     def band(key):
-        return sum(0.90 <= r[5][r[6]][key] <= 0.99 for r in big)
+        return sum(0.90 <= pick(r).get(key, -1) <= 0.99 for r in big)
 
-    def atleast(key):
-        return sum(r[5][r[6]][key] >= 0.90 for r in big)
+    def span(key):
+        v = [pick(r).get(key, np.nan) for r in big]
+        return f"{100 * np.nanmin(v):.0f}-{100 * np.nanmax(v):.0f}%"
 
     n = len(big)
     return (
-        f"Cells with G >= 5: {n}. The audit's pick has |bias| <= 1/4 of naive's in "
-        f"{t1} (in {t1_abs} if a |bias| <= 0.1 points also counts). Its "
-        f"`value +- 1.96 se` covers in 90-99% of repetitions in {band('cov')} "
-        f"(population oracle) / {band('cov_prompts')} (the sampled prompts' "
-        f"oracle) cells, at least 90% in {atleast('cov')} / "
-        f"{atleast('cov_prompts')}; the bias-aware interval covers in 90-99% in "
-        f"{band('cov_wide')} / {band('cov_wide_prompts')}, at least 90% in "
-        f"{atleast('cov_wide')} / {atleast('cov_wide_prompts')}."
+        f"**Cells with G >= 5: {n}.** The audit's pick has |bias| <= 1/4 of "
+        f"naive's in **{t1}** (largest |bias| {100 * worst:.2f} points). Its "
+        f"`AuditResult.interval` covers the prompts' own oracle in 90-99% of "
+        f"repetitions in **{band('cov_audit_prompts')}** cells "
+        f"(range {span('cov_audit_prompts')}) and the population oracle "
+        f'(`target="population"`) in {band("cov_audit")} '
+        f"({span('cov_audit')}); the prompt-level `value +- 1.96 se` does so in "
+        f"{band('cov_se_prompts')} ({span('cov_se_prompts')}) / {band('cov_se')} "
+        f"({span('cov_se')})."
     )
 
 
@@ -348,19 +317,20 @@ def evalperf(reps, seed=0):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=40)
+    ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--n-prompts", type=int, default=2000)
-    ap.add_argument("--audit-sims", type=int, default=40)
-    ap.add_argument("--G", default="5,10,20,50")
+    ap.add_argument("--audit-sims", type=int, default=100)
+    ap.add_argument("--G", default="3,5,10,20,50")
     ap.add_argument("--L", default="2,8,33")
     ap.add_argument("--evalperf-reps", type=int, default=20)
+    ap.add_argument("--no-evalperf", action="store_true")
     ap.add_argument("--out", default=None)
     ap.add_argument(
         "--audit-family", default="auto", help="family option of capfront.audit"
     )
     ap.add_argument("--save", default=None, help="JSON of the grid rows, per cell")
     ap.add_argument(
-        "--load", default=None, help="format a saved grid instead of running it"
+        "--load", nargs="*", default=None, help="format saved grids instead"
     )
     ap.add_argument(
         "--cells",
@@ -368,25 +338,23 @@ def main():
         default=None,
         help="only these cells, as G:L:spec:rho (e.g. 5:33:high:0.0)",
     )
-    ap.add_argument(
-        "--reaudit",
-        action="store_true",
-        help="with --load: re-run only the audits (with --audit-family)",
-    )
     args = ap.parse_args()
     t0 = time.perf_counter()
     if args.load:
-        rows = [tuple(r) for r in json.loads(Path(args.load).read_text())]
-        if args.reaudit:
-            rows = reaudit(rows, args)
+        rows = [tuple(r) for f in args.load for r in json.loads(Path(f).read_text())]
     else:
         rows = grid(args)
     text = [
         "## Simulation grid\n",
         fmt_grid(rows, args.reps, args.n_prompts),
-        "",
-        "## EvalPerf: subsets of the draws against all of them\n",
-        evalperf(args.evalperf_reps),
+    ]
+    if not args.no_evalperf:
+        text += [
+            "",
+            "## EvalPerf: subsets of the draws against all of them\n",
+            evalperf(args.evalperf_reps),
+        ]
+    text += [
         "",
         f"_Generated in {time.perf_counter() - t0:.0f} s by "
         "`docs/scripts/estimators_table.py`._",

@@ -122,10 +122,12 @@ def _cols(rows: np.ndarray, sizes: np.ndarray, want) -> np.ndarray:
 
 def _recommend(table: pd.DataFrame, level: float) -> str:
     """Lowest RMSE (against the prompts' own oracle) among the methods whose
-    audit interval covered in at least ``level - 0.05`` of the held-out
-    simulations; lowest RMSE overall if none did; never ``naive``."""
+    audit interval covered in at least ``level - 0.1`` of the held-out
+    simulations (a loose screen for error distributions far from normal: the
+    cross-fitted coverage itself has a binomial error of a few points); lowest
+    RMSE overall if none did; never ``naive``."""
     cand = table.drop(index="naive", errors="ignore")
-    ok = cand[cand["interval_coverage"] >= level - 0.05]
+    ok = cand[cand["interval_coverage"] >= level - 0.1]
     pool = ok if len(ok) else cand
     return str(pool["rmse"].idxmin())
 
@@ -189,7 +191,7 @@ def audit(
     ``mean_se``, ``interval_coverage`` / ``interval_coverage_population`` (of
     :meth:`AuditResult.interval`, cross-fitted over two halves of the
     simulations); ``recommended`` (lowest RMSE among the methods whose
-    ``interval_coverage`` is at least ``level - 0.05``), ``truth_population``,
+    ``interval_coverage`` is at least ``level - 0.1``), ``truth_population``,
     ``family`` (of the latent model used). Quote
     ``audit.interval(debiased_oracle(results, audit.recommended).value)``.
     """
