@@ -574,3 +574,25 @@ def test_ci_with_options_uses_the_same_bootstrap(sim):
         sim, "pgm", ci=0.9, n_resamples=200, seed=3, family="betabinomial"
     )
     assert c.ci[0] < c.value < c.ci[1]
+
+
+def test_debiased_oracle_with_audit_interval():
+    res = cf.simulate(600, 4, 10, n_topics=2, seed=4, as_counts=True)
+    a = cf.audit(res, n_sims=6, seed=1)
+    d = cf.debiased_oracle(res, "jackknife", audit=a)
+    assert d.ci == pytest.approx(a.interval(d.value, method="jackknife"))
+    assert d.level == a.level and "audit" in d.ci_method
+    d90 = cf.debiased_oracle(res, "jackknife", audit=a, ci=0.9, ci_target="population")
+    lo, hi = a.interval(d90.value, d90.se, "jackknife", target="population", level=0.9)
+    assert d90.ci == pytest.approx((lo, hi))
+    # pgm takes the audit's family; a different one is refused
+    other = "betabinomial" if a.family == "logitnormal" else "logitnormal"
+    assert cf.debiased_oracle(res, "pgm", audit=a).fit.family == a.family
+    with pytest.raises(ValueError, match="family"):
+        cf.debiased_oracle(res, "pgm", audit=a, family=other)
+    with pytest.raises(ValueError, match="did not score"):
+        cf.debiased_oracle(res, "double_bc", audit=a)
+    with pytest.raises(ValueError, match="ci_target"):
+        cf.debiased_oracle(res, "pgm", audit=a, ci_target="world")
+    with pytest.raises(ValueError, match="AuditResult"):
+        cf.debiased_oracle(res, "pgm", audit="yes")

@@ -197,6 +197,35 @@ def _fallback_ci(
     return float(lo), float(hi)
 
 
+def _audit_for(results, method, audit, ci, seed, backend, ci_target, options):
+    """The audit whose measured error gives ``debiased_oracle``'s interval."""
+    from .audit import AuditResult
+    from .audit import audit as run_audit
+
+    if ci_target not in ("prompts", "population"):
+        raise ValueError(
+            f"ci_target must be 'prompts' or 'population', not {ci_target!r}"
+        )
+    if audit is True:
+        kw = {"level": float(ci)} if ci is not None else {}
+        audit = run_audit(results, seed=seed, backend=backend, **kw)
+    if not isinstance(audit, AuditResult):
+        raise ValueError(
+            f"audit must be an AuditResult or True, not {type(audit).__name__}"
+        )
+    if method not in audit.table.index:
+        raise ValueError(
+            f"the audit did not score method {method!r} "
+            f"(it scored {', '.join(audit.table.index)})"
+        )
+    fam = options.get("family")
+    if method == "pgm" and fam is not None and fam != audit.family:
+        raise ValueError(
+            f"the audit measured pgm with family={audit.family!r}, not {fam!r}"
+        )
+    return audit
+
+
 def debiased_oracle(
     results: EvalResults,
     method: str = "pgm",
@@ -205,6 +234,8 @@ def debiased_oracle(
     n_resamples: int = 1000,
     seed: int = 0,
     backend: str | None = None,
+    audit: Any = None,
+    ci_target: str = "prompts",
     **options: Any,
 ) -> DebiasResult:
     """Estimate the true oracle ``O_true = mean_n max_l p[n, l]`` (SPEC 4).
@@ -239,6 +270,14 @@ def debiased_oracle(
         population, so it is conservative for the oracle of the given prompts.
     n_resamples, seed : bootstrap size and seed.
     backend : ``"cpp"``, ``"numba"`` or ``"numpy"``.
+    audit : an :class:`~capfront.debias.audit.AuditResult` of these results, or
+        ``True`` to run ``capfront.audit(results, seed=seed)`` here. The interval
+        is then the audit's (:meth:`AuditResult.interval`): ``value +- z rmse``
+        with the RMSE the audit measured for ``method`` on data simulated like
+        these (refits included), at level ``ci`` (default: the audit's). It
+        covers the oracle of the given prompts (``ci_target="prompts"``) or, with
+        ``ci_target="population"``, of the prompt population. ``method="pgm"``
+        takes the audit's cell-effect family.
 
     Returns
     -------
@@ -252,6 +291,11 @@ def debiased_oracle(
         raise ValueError("n_resamples must be >= 10")
     if not results.is_binary and method in GRADED_MC:
         options = {"seed": seed, **options}  # the Monte Carlo splits follow the seed
+    aud = None
+    if audit is not None and audit is not False:
+        aud = _audit_for(results, method, audit, ci, seed, backend, ci_target, options)
+        if method == "pgm":
+            options = {**options, "family": aud.family}
     dec = _decompose(results, method, backend=backend, **options)
     value = dec.estimate()
     naive = float(naive_rows_any(results).mean())
@@ -264,7 +308,14 @@ def debiased_oracle(
     )
     out.diagnostics.pop("linear", None)
     out.diagnostics.pop("grad", None)
-    if ci is not None:
+    if aud is not None:
+        out.level = float(aud.level if ci is None else ci)
+        out.ci = aud.interval(
+            value, out.se or 0.0, method, target=ci_target, level=out.level
+        )
+        out.ci_method = f"capfront.audit: value +- z * measured RMSE ({ci_target})"
+        out.diagnostics["audit"] = aud
+    elif ci is not None:
         out.level = float(ci)
         boot = None
         try:

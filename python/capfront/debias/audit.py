@@ -74,6 +74,7 @@ class AuditResult:
         method: str | None = None,
         *,
         target: str = "prompts",
+        level: float | None = None,
     ) -> tuple[float, float]:
         """Interval for an estimate ``value`` of ``method`` (default: the
         recommended one) whose width is the error the audit measured for that
@@ -89,7 +90,8 @@ class AuditResult:
           prompt-level standard error of the estimate, guards against prompts
           more varied than the fitted model's).
 
-        The table's ``interval_coverage`` columns are the audit's cross-fitted
+        ``level`` overrides the audit's confidence level. The table's
+        ``interval_coverage`` columns are the audit's cross-fitted
         check of these intervals (widths from one half of the simulations, coverage
         on the other)."""
         m = self.recommended if method is None else method
@@ -99,7 +101,10 @@ class AuditResult:
             raise ValueError(
                 f"target must be 'prompts' or 'population', not {target!r}"
             )
-        z = float(stats.norm.ppf(0.5 + self.level / 2))
+        lev = self.level if level is None else float(level)
+        if not 0 < lev < 1:
+            raise ValueError(f"level must lie in (0, 1), got {lev}")
+        z = float(stats.norm.ppf(0.5 + lev / 2))
         row = self.table.loc[m]
         if target == "prompts":
             half = z * float(row["rmse"])
