@@ -11,9 +11,6 @@ PYBIND11_MODULE(_core, m) {
     m.def("num_threads", &capfront::num_threads, "Threads the kernels use.");
     m.def("set_num_threads", &capfront::set_num_threads, py::arg("n"),
           "Set the kernels' thread count (0 = all cores). Results do not depend on it.");
-    m.def("set_local_num_threads", &capfront::set_local_num_threads, py::arg("n"),
-          "Thread count for kernels called from the calling thread (0 = the global "
-          "setting). Results do not depend on it.");
     register_stats(m);
     register_expected_max(m);
     register_frontier(m);

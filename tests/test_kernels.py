@@ -206,34 +206,6 @@ def test_cpp_bit_identical_for_1_and_2_threads(threads):
             assert a.tobytes() == b.tobytes()  # bit for bit, NaN included
 
 
-@pytest.mark.skipif("cpp" not in cf.available_backends(), reason="no _core")
-def test_local_thread_count_overrides_only_its_thread(threads):
-    """core().set_local_num_threads(1) in a worker thread (what the audit's pool
-    does) runs that thread's kernels on one thread, leaves the others alone and
-    gives the same bits."""
-    import threading
-
-    from capfront._backend import core
-
-    threads(2)
-    rng = np.random.default_rng(5)
-    p = rng.random((5 * 2048, 6))
-    n = rng.integers(1, 20, size=p.shape)
-    seen = {}
-
-    def work():
-        core().set_local_num_threads(1)
-        seen["threads"] = core().num_threads()
-        seen["value"] = cf.expected_max_binomial(p, n, backend="cpp")
-
-    t = threading.Thread(target=work)
-    t.start()
-    t.join()
-    assert seen["threads"] == 1 and cf.get_num_threads() == 2
-    ref = cf.expected_max_binomial(p, n, backend="cpp")
-    assert seen["value"].tobytes() == ref.tobytes()
-
-
 # --------------------------------------------------------- expected_max_binomial
 
 probabilities = st.one_of(

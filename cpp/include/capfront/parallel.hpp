@@ -21,16 +21,8 @@ inline std::atomic<int>& thread_setting() {
     return n;
 }
 
-// Per calling thread: > 0 overrides the global setting for kernels called from
-// this thread (e.g. 1 in each worker of a pool that already fills the cores).
-inline int& local_thread_setting() {
-    thread_local int n = 0;
-    return n;
-}
-
 inline int num_threads() {
-    int n = local_thread_setting();
-    if (n <= 0) n = thread_setting().load();
+    int n = thread_setting().load();
     if (n <= 0) {
         n = static_cast<int>(std::thread::hardware_concurrency());
     }
@@ -38,8 +30,6 @@ inline int num_threads() {
 }
 
 inline void set_num_threads(int n) { thread_setting().store(n < 0 ? 0 : n); }
-
-inline void set_local_num_threads(int n) { local_thread_setting() = n < 0 ? 0 : n; }
 
 // Rows per block. Fixed: changing it changes the floating-point summation order.
 constexpr std::size_t kBlockRows = 2048;

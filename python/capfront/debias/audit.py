@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .._backend import _core_module, get_num_threads
+from .._backend import get_num_threads
 from ..results import EvalResults
 from ._input import check_counts, counts, min_draws, topic_codes
 from .extrapolation import (
@@ -135,14 +135,6 @@ def _recommend(table: pd.DataFrame, level: float) -> str:
     ok = cand[cand["interval_coverage"] >= level - 0.1]
     pool = ok if len(ok) else cand
     return str(pool["rmse"].idxmin())
-
-
-def _one_kernel_thread() -> None:
-    """Pool-worker initializer: the workers already fill the cores, so the C++
-    kernels they call run on one thread each (no oversubscription)."""
-    mod = _core_module()
-    if mod is not None and hasattr(mod, "set_local_num_threads"):
-        mod.set_local_num_threads(1)
 
 
 def _crossfit_coverage(err: np.ndarray, z: float) -> float:
@@ -311,9 +303,7 @@ def audit(
         for i in range(n_sims):
             one(i)
     else:
-        with ThreadPoolExecutor(
-            max_workers=workers, initializer=_one_kernel_thread
-        ) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             for fut in [pool.submit(one, i) for i in range(n_sims)]:
                 fut.result()
     rows_out = []
