@@ -596,3 +596,18 @@ def test_debiased_oracle_with_audit_interval():
         cf.debiased_oracle(res, "pgm", audit=a, ci_target="world")
     with pytest.raises(ValueError, match="AuditResult"):
         cf.debiased_oracle(res, "pgm", audit="yes")
+
+
+def test_difficulty_grid_fine_enough_for_sharp_posteriors():
+    """With 8 models x 50 draws a prompt's difficulty is known to ~0.1 logits; on
+    a 0.5 grid the fit absorbed the rounding into a spurious cell effect (tau ~
+    0.1 with none simulated) and pgm came out ~0.17 points high."""
+    from capfront.debias.latent import D_GRID, fit_latent
+
+    assert np.diff(D_GRID).max() <= 0.2 + 1e-12
+    r = cf.simulate(
+        2000, 8, 50, n_topics=4, specialisation=0.3, seed=81, as_counts=True
+    )
+    t = np.asarray(r.topic).astype(np.int64)
+    fit = fit_latent(np.asarray(r.successes), np.asarray(r.n_draws), t)
+    assert fit.scale < 0.04
