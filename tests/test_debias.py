@@ -611,3 +611,44 @@ def test_difficulty_grid_fine_enough_for_sharp_posteriors():
     t = np.asarray(r.topic).astype(np.int64)
     fit = fit_latent(np.asarray(r.successes), np.asarray(r.n_draws), t)
     assert fit.scale < 0.04
+
+
+@pytest.mark.skipif("cpp" not in available_backends(), reason="no _core")
+@pytest.mark.parametrize(
+    "L,G,rho,prior",
+    [
+        (20, 10, 0.0, "fitted"),  # sharp posteriors: the windowed E-step
+        (2, 3, 0.0, "fitted"),  # wide posteriors: the whole grid
+        (8, 20, 0.3, "fitted"),  # Beta cell effect
+        (20, 10, 0.0, "far"),  # prior mass away from every likelihood peak
+    ],
+)
+def test_estep_cpp_matches_numpy(L, G, rho, prior):
+    """The C++ E-step computes each prompt's log posterior only near its
+    likelihood peak; it must agree with the full NumPy E-step."""
+    from capfront.debias.latent import D_GRID, _cell_table, _estep_stats, fit_latent
+
+    fam = "betabinomial" if rho > 0 else "logitnormal"
+    r = cf.simulate(
+        1500, L, G, n_topics=3, within_cell_correlation=rho, seed=2, as_counts=True
+    )
+    S, Gm = np.asarray(r.successes), np.asarray(r.n_draws).copy()
+    Gm[np.random.default_rng(0).random(Gm.shape) < 0.1] = 0  # missing cells
+    S = np.where(Gm > 0, S, 0)
+    Gm[:, 0] = G
+    t = np.asarray(r.topic).astype(np.int64)
+    f = fit_latent(S, Gm, t, family=fam, max_iter=5)
+    w = f.weights
+    if prior == "far":  # all prior mass on the hardest grid points
+        w = np.where(D_GRID > 9, 1.0, 1e-40)
+        w = w / w.sum()
+    table = _cell_table(f.tables.logh(fam, f.scale), f.theta)
+    lw = np.log(np.maximum(w, 1e-300))
+    out = {}
+    for b in ("cpp", "numpy"):
+        resp = np.empty_like(f.resp)
+        ll, C = _estep_stats(b, table, f.cell_row, t, lw, resp, 3, f.tables.n_rows)
+        out[b] = ll, resp, np.asarray(C)
+    assert out["cpp"][0] == pytest.approx(out["numpy"][0], rel=1e-12)
+    np.testing.assert_allclose(out["cpp"][1], out["numpy"][1], atol=1e-11)
+    np.testing.assert_allclose(out["cpp"][2], out["numpy"][2], atol=1e-9)
