@@ -90,7 +90,8 @@ class AuditResult:
           prompt-level standard error of the estimate, guards against prompts
           more varied than the fitted model's).
 
-        ``level`` overrides the audit's confidence level. The table's
+        ``level`` overrides the audit's confidence level; the ends are clipped
+        to [0, 1]. The table's
         ``interval_coverage`` columns are the audit's cross-fitted
         check of these intervals (widths from one half of the simulations, coverage
         on the other)."""
@@ -110,7 +111,8 @@ class AuditResult:
             half = z * float(row["rmse"])
         else:
             half = z * max(float(se), float(row["rmse_population"]))
-        return float(value) - half, float(value) + half
+        # the oracle of scores in [0, 1] lies in [0, 1]
+        return max(0.0, float(value) - half), min(1.0, float(value) + half)
 
     def __repr__(self) -> str:
         return (
