@@ -127,14 +127,15 @@ def _cols(rows: np.ndarray, sizes: np.ndarray, want) -> np.ndarray:
     return np.ascontiguousarray(rows[:, np.searchsorted(sizes, np.asarray(want))])
 
 
-def _recommend(table: pd.DataFrame, level: float) -> str:
+def _recommend(table: pd.DataFrame, level: float, n_sims: int) -> str:
     """Lowest RMSE (against the prompts' own oracle) among the methods whose
-    audit interval covered in at least ``level - 0.1`` of the held-out
-    simulations (a loose screen for error distributions far from normal: the
-    cross-fitted coverage itself has a binomial error of a few points); lowest
-    RMSE overall if none did; never ``naive``."""
+    audit interval covered in at least ``level - max(0.1, 2.5 sd)`` of the held-out
+    simulations, ``sd`` the binomial SD of a coverage over ``n_sims`` (a loose
+    screen against error distributions far from normal that a few simulations
+    cannot trip by chance); lowest RMSE overall if none passes; never ``naive``."""
     cand = table.drop(index="naive", errors="ignore")
-    ok = cand[cand["interval_coverage"] >= level - 0.1]
+    sd = float(np.sqrt(level * (1 - level) / max(int(n_sims), 1)))
+    ok = cand[cand["interval_coverage"] >= level - max(0.1, 2.5 * sd)]
     pool = ok if len(ok) else cand
     return str(pool["rmse"].idxmin())
 
@@ -198,7 +199,8 @@ def audit(
     ``mean_se``, ``interval_coverage`` / ``interval_coverage_population`` (of
     :meth:`AuditResult.interval`, cross-fitted over two halves of the
     simulations); ``recommended`` (lowest RMSE among the methods whose
-    ``interval_coverage`` is at least ``level - 0.1``), ``truth_population``,
+    ``interval_coverage`` is at least ``level - max(0.1, 2.5 sd)``, ``sd`` its
+    binomial SD over ``n_sims``), ``truth_population``,
     ``family`` (of the latent model used). Quote
     ``audit.interval(debiased_oracle(results, audit.recommended).value)``.
     """
@@ -331,7 +333,7 @@ def audit(
     table = pd.DataFrame(rows_out).set_index("method")
     return AuditResult(
         table=table,
-        recommended=_recommend(table, level),
+        recommended=_recommend(table, level, int(n_sims)),
         truth_population=truth_pop,
         n_sims=int(n_sims),
         level=level,
