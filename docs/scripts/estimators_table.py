@@ -36,16 +36,9 @@ import numpy as np
 
 import capfront as cf
 from capfront.debias import audit, decompose_counts
+from capfront.debias.audit import AUDIT_METHODS
 
-METHODS = (
-    "naive",
-    "bootstrap_bc",
-    "crossfit",
-    "jackknife",
-    "extrapolation",
-    "pgm",
-    "pgm_bb",
-)
+METHODS = (*AUDIT_METHODS, "pgm_bb")
 SHORT = {
     "naive": "naive",
     "bootstrap_bc": "bc",

@@ -10,7 +10,6 @@ bootstrap (``capfront.bootstrap``): per-prompt values and a ``finalize`` map wit
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import numpy as np
@@ -181,22 +180,6 @@ def _decompose(
     return dec
 
 
-def _fallback_ci(
-    dec: Decomposition, level: float, n_resamples: int, seed: int
-) -> tuple[float, float]:
-    """Percentile interval of a prompt bootstrap with multinomial weights (used until
-    ``capfront.bootstrap`` is available)."""
-    rng = np.random.default_rng(seed)
-    N = dec.values.shape[0]
-    stats = np.empty(n_resamples)
-    for b in range(n_resamples):
-        w = rng.multinomial(N, np.full(N, 1.0 / N)).astype(np.float64)
-        stats[b] = dec.finalize(w @ dec.values / N)
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(stats, [alpha, 1.0 - alpha])
-    return float(lo), float(hi)
-
-
 def _audit_for(results, method, audit, ci, seed, backend, ci_target, options):
     """The audit whose measured error gives ``debiased_oracle``'s interval."""
     from .audit import AuditResult
@@ -317,39 +300,30 @@ def debiased_oracle(
         out.diagnostics["audit"] = aud
     elif ci is not None:
         out.level = float(ci)
-        boot = None
-        try:
-            bmod = importlib.import_module("capfront.bootstrap")
-            boot = getattr(bmod, "bootstrap", None)
-        except ImportError:
-            boot = None
-        if boot is not None:
-            # with options, hand the decomposition over as it is (PerPrompt):
-            # capfront.bootstrap would re-run it without them
-            stat = (
-                bmod.PerPrompt(
-                    dec.values,
-                    dec.finalize,
-                    method,
-                    bool(dec.diagnostics.get("linear", False)),
-                )
-                if options
-                else method
+        from ..bootstrap import PerPrompt, bootstrap
+
+        # with options, hand the decomposition over as it is (PerPrompt):
+        # capfront.bootstrap would re-run it without them
+        stat = (
+            PerPrompt(
+                dec.values,
+                dec.finalize,
+                method,
+                bool(dec.diagnostics.get("linear", False)),
             )
-            res = boot(
-                results,
-                stat,
-                level=float(ci),
-                n_resamples=int(n_resamples),
-                seed=seed,
-                backend=backend,
-            )
-            interval = getattr(res, "ci", res)
-            out.ci = (float(interval[0]), float(interval[1]))
-            out.ci_method = "capfront.bootstrap (prompt bootstrap)"
-        else:
-            out.ci = _fallback_ci(dec, float(ci), min(int(n_resamples), 400), seed)
-            out.ci_method = "percentile prompt bootstrap (multinomial weights)"
+            if options
+            else method
+        )
+        res = bootstrap(
+            results,
+            stat,
+            level=float(ci),
+            n_resamples=int(n_resamples),
+            seed=seed,
+            backend=backend,
+        )
+        out.ci = (float(res.ci[0]), float(res.ci[1]))
+        out.ci_method = "capfront.bootstrap (prompt bootstrap)"
     return out
 
 
