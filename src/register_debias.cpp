@@ -218,7 +218,8 @@ py::tuple pgm_emax(const carray<double>& resp, const carray<std::int64_t>& cell_
                    const carray<double>& t_grid, int family, double scale,
                    const carray<std::int64_t>& cut, const carray<double>& w1,
                    const carray<double>& w2,
-                   double min_resp, double eps) {
+                   double min_resp, double eps, const carray<double>& tails,
+                   const carray<double>& edge_loglik) {
     require(resp.ndim() == 2 && cell_row.ndim() == 2 && resp.shape(0) == cell_row.shape(0),
             "resp (N, J) and cell_row (N, L) must agree in N");
     require(theta.ndim() == 2 && theta.shape(0) == cell_row.shape(1), "theta must be (L, K)");
@@ -253,10 +254,26 @@ py::tuple pgm_emax(const carray<double>& resp, const carray<std::int64_t>& cell_
         require(ct[m] >= 0 && ct[m] <= static_cast<std::int64_t>(T) && (m == 0 || ct[m] >= ct[m - 1]),
                 "cut must be non-decreasing in [0, T]");
     require(ct[M1 - 1] == static_cast<std::int64_t>(T), "the last node must cut at T");
+    require(tails.ndim() == 4 && static_cast<std::size_t>(tails.shape(0)) == L &&
+                static_cast<std::size_t>(tails.shape(1)) == K &&
+                static_cast<std::size_t>(tails.shape(2)) == J && tails.shape(3) == 3,
+            "tails must be (L, K, J, 3)");
+    require(edge_loglik.ndim() == 2 && static_cast<std::size_t>(edge_loglik.shape(0)) == R &&
+                edge_loglik.shape(1) == 2,
+            "edge_loglik must be (R, 2)");
+    {
+        const double* tl = tails.data();
+        for (std::size_t i = 0; i < L * K * J * 3; ++i)
+            require(tl[i] >= 0.0 && tl[i] <= 1.0, "tails must be probabilities");
+        const double* el = edge_loglik.data();
+        for (std::size_t i = 0; i < R * 2; ++i)
+            require(!(el[i] > 0.0) && !std::isnan(el[i]), "edge_loglik must be <= 0");
+    }
     py::array_t<double> emax(static_cast<py::ssize_t>(N)), emax2(static_cast<py::ssize_t>(N));
     py::array_t<double> pmean({static_cast<py::ssize_t>(N), static_cast<py::ssize_t>(L)});
     capfront::EmaxModel md{theta.data(), d_grid.data(), loglik.data(), t_grid.data(), T,
-                           family, scale, ct, w1.data(), w2.data(), M1, eps};
+                           family, scale, ct, w1.data(), w2.data(), M1, eps,
+                           tails.data(), edge_loglik.data()};
     const double* r = resp.data();
     double* o1 = emax.mutable_data();
     double* o2 = emax2.mutable_data();
@@ -293,6 +310,6 @@ void register_debias(py::module_& m) {
     m.def("pgm_emax", &pgm_emax, py::arg("resp"), py::arg("cell_row"), py::arg("topic"),
           py::arg("theta"), py::arg("d_grid"), py::arg("loglik"), py::arg("t_grid"),
           py::arg("family"), py::arg("scale"), py::arg("cut"), py::arg("w1"), py::arg("w2"),
-          py::arg("min_resp"), py::arg("eps"),
+          py::arg("min_resp"), py::arg("eps"), py::arg("tails"), py::arg("edge_loglik"),
           "Posterior E[max_l p], E[max_l p^2] per prompt and E[p] per cell.");
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -550,6 +551,41 @@ def test_audit_family_auto():
 FAMILY_NAMES = ("logitnormal", "betabinomial")
 
 
+def test_audit_calibration_second_level():
+    """The iterated audit: level 1 is the same with or without it; the width
+    factor is rmse / rmse_level2 from the stored second-level errors, clipped;
+    the prompts interval uses the calibrated RMSE."""
+    from capfront.debias.audit import CALIBRATION_CLIP
+
+    res = cf.simulate(500, 4, 10, n_topics=2, seed=8, as_counts=True)
+    plain = cf.audit(res, n_sims=8, seed=3, calibrate=False)
+    cal = cf.audit(res, n_sims=8, seed=3, calibrate=True)
+    assert not plain.calibrated and cal.calibrated
+    level1 = ["bias", "rmse", "sd", "rmse_population", "interval_coverage"]
+    pd.testing.assert_frame_equal(plain.table[level1], cal.table[level1])
+    assert (plain.table["calibration"] == 1).all()
+    assert (plain.table["rmse_calibrated"] == plain.table["rmse"]).all()
+    est2 = cal.estimates["estimates_level2"]
+    truth2 = cal.estimates["truth_level2"]
+    assert np.isfinite(truth2).all()
+    # the second-level worlds differ from the first-level one
+    assert not np.allclose(truth2, cal.estimates["truth"])
+    for m in cal.table.index:
+        row = cal.table.loc[m]
+        rmse2 = np.sqrt(((est2[m] - truth2) ** 2).mean())
+        want = np.clip(row["rmse"] / rmse2, 1 / CALIBRATION_CLIP, CALIBRATION_CLIP)
+        assert row["calibration"] == pytest.approx(want, rel=1e-12)
+        assert row["rmse_calibrated"] == pytest.approx(row["rmse"] * want)
+    z = 1.959964
+    lo, hi = cal.interval(0.7)
+    width = 2 * z * cal.table.loc[cal.recommended, "rmse_calibrated"]
+    assert hi - lo == pytest.approx(width, rel=1e-5)
+    # default: on with pgm and enough simulations, off otherwise
+    assert not cf.audit(res, n_sims=4, seed=3).calibrated
+    with pytest.raises(ValueError, match="calibrate=True needs 'pgm'"):
+        cf.audit(res, n_sims=4, methods=("naive", "crossfit"), calibrate=True)
+
+
 def test_audit_interval_crossfit_coverage():
     """Widths from one half, coverage on the other: about the nominal level for
     normal errors, and far below it when one half is much noisier."""
@@ -652,3 +688,82 @@ def test_estep_cpp_matches_numpy(L, G, rho, prior):
     assert out["cpp"][0] == pytest.approx(out["numpy"][0], rel=1e-12)
     np.testing.assert_allclose(out["cpp"][1], out["numpy"][1], atol=1e-11)
     np.testing.assert_allclose(out["cpp"][2], out["numpy"][2], atol=1e-9)
+
+
+@pytest.mark.parametrize("G", [1, 10, 30])
+def test_cell_tables_match_the_exact_marginals(G):
+    """The tabulated cell likelihoods against the exact Beta-Binomial pmf and,
+    for the logit-normal, a fine quadrature. A Beta cell effect near the ceiling
+    keeps most of its mass beyond the t grid (atoms at p = 0 and 1); spreading it
+    over the grid instead put P(S < G) at 0.10 where it is 0.013 (eta = 6)."""
+    from scipy import stats
+    from scipy.special import betaln, expit, gammaln
+
+    from capfront.debias import latent
+
+    tab = latent.Tables(np.array([G]))
+    s = np.arange(G + 1)[:, None]
+    for rho in (0.01, 0.2, 0.5, 0.9):
+        c = (1 - rho) / rho
+        q = expit(latent.ETA_GRID)
+        a, b = q * c, (1 - q) * c
+        exact = np.exp(
+            gammaln(G + 1)
+            - gammaln(s + 1)
+            - gammaln(G - s + 1)
+            + betaln(s + a, G - s + b)
+            - betaln(a, b)
+        )
+        h = np.exp(tab.logh("betabinomial", rho))
+        np.testing.assert_allclose(h, exact, rtol=1e-4, atol=0)
+    t = np.linspace(-40, 40, 80001)
+    for tau in (0.1, 2.0):
+        h = np.exp(tab.logh("logitnormal", tau))
+        for e in (0, 70, 140, 200, 280):  # eta = -14 .. 14
+            wt = stats.norm.pdf(t, latent.ETA_GRID[e], tau)
+            ref = stats.binom.pmf(s, G, expit(t)[None, :]) @ (wt / wt.sum())
+            np.testing.assert_allclose(h[:, e], ref, atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", available_backends())
+def test_posterior_max_matches_exact_beta_posteriors(backend):
+    """With the difficulty known, each cell's posterior is Beta(q c + S, (1 - q) c
+    + G - S): E[max_l p] = int (1 - prod_l I_x) dx, here far into the ceiling
+    (eta up to 14), where most of the mass lies beyond the t grid."""
+    import dataclasses
+
+    from scipy.integrate import trapezoid
+    from scipy.special import betainc, expit
+
+    from capfront.debias import latent
+
+    rng = np.random.default_rng(0)
+    N, L, G = 6, 3, 10
+    S = rng.integers(0, G + 1, (N, L))
+    S[0], S[1], S[2] = G, [G, G - 1, 0], 0
+    Gm = np.full_like(S, G)
+    fit = latent.fit_latent(
+        S, Gm, np.zeros(N, np.int64), family="betabinomial", max_iter=1
+    )
+    j = int(np.argmin(abs(latent.D_GRID + 2.0)))
+    resp = np.zeros((N, len(latent.D_GRID)))
+    resp[:, j] = 1.0
+    t = np.linspace(-60, 60, 240001)
+    x = expit(t)
+    for scale, th in [
+        (0.2, [6.0, 4.0, 2.0]),
+        (0.5, [9.0, 1.0, -3.0]),
+        (0.05, [3.0, 3.5, 12.0]),
+    ]:
+        theta = np.array(th)[:, None]
+        f = dataclasses.replace(fit, theta=theta, scale=scale, resp=resp)
+        c = (1 - scale) / scale
+        q = expit(theta[:, 0] - latent.D_GRID[j])
+        exact = []
+        for n in range(N):
+            a, b = q * c + S[n], (1 - q) * c + G - S[n]
+            prod = np.prod([betainc(a[m], b[m], x) for m in range(L)], axis=0)
+            exact.append(trapezoid((1 - prod) * x * (1 - x), t))
+        emax, _, pmean = latent.posterior_max(f, backend)
+        np.testing.assert_allclose(emax, exact, atol=1e-7)
+        np.testing.assert_allclose(pmean, (q * c + S) / (c + G), atol=1e-6)

@@ -85,6 +85,8 @@ def pgm_emax(
     w2: npt.NDArray[np.float64],
     min_resp: float,
     eps: float,
+    tails: npt.NDArray[np.float64],
+    edge_loglik: npt.NDArray[np.float64],
 ) -> tuple[
     npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]
 ]: ...

@@ -229,6 +229,8 @@ def _emax_nb(
     hx,
     min_resp,
     eps,
+    tails,
+    edge_loglik,
     emax,
     emax2,
     pmean,
@@ -265,15 +267,20 @@ def _emax_nb(
         H2[m + 1] = H2[m] + hx[m]
     sig = 1.0 / (1.0 + np.exp(-t_grid))
     lik = np.empty((R, T))
+    lik_edge = np.empty((R, 2))  # the atoms' likelihoods, same scale
     for r in range(R):
         mx = loglik[r].max()
         for i in range(T):
             lik[r, i] = np.exp(loglik[r, i] - mx)
+        for e in range(2):
+            lik_edge[r, e] = np.exp(edge_loglik[r, e] - mx)
     point_mass = not scale > 0.0
     slot = np.full(L * R, -1, np.int64)
     mix = np.zeros((L, T))
     wlo = np.zeros(L, np.int64)
     whi = np.zeros(L, np.int64)
+    atom_lo = np.zeros(L)  # in units of the window's mix
+    atom_hi = np.zeros(L)
     peta = np.empty(L)
     w = np.empty(T)
     for k in range(K):
@@ -375,44 +382,51 @@ def _emax_nb(
                         b += 1
                     wlo[l] = a
                     whi[l] = b
+                    # the mass outside the grid, in the units of mix
+                    zw = 0.0
+                    for i2 in range(a, b):
+                        zw += mix[l, i2]
+                    if tails[l, k, j, 2] > 1e-300:
+                        atom_lo[l] = tails[l, k, j, 0] / tails[l, k, j, 2] * zw
+                        atom_hi[l] = tails[l, k, j, 1] / tails[l, k, j, 2] * zw
+                    else:  # (nearly) all of it outside
+                        for i2 in range(a, b):
+                            mix[l, i2] = 0.0
+                        atom_lo[l] = tails[l, k, j, 0]
+                        atom_hi[l] = tails[l, k, j, 1]
                 a = wlo[l]
                 b = whi[l]
-                tot = 0.0
-                mean = 0.0
+                alo = lik_edge[row, 0] * atom_lo[l]
+                ahi = lik_edge[row, 1] * atom_hi[l]
+                tot = alo + ahi
+                mean = ahi
                 for i2 in range(a, b):
                     v = lik[row, i2] * mix[l, i2]
                     w[i2] = v
                     tot += v
                     mean += v * sig[i2]
                 if not tot > 1e-280:
-                    mx = -np.inf
+                    l_lo = edge_loglik[row, 0] + np.log(atom_lo[l])
+                    l_hi = edge_loglik[row, 1] + np.log(atom_hi[l])
+                    mx = max(l_lo, l_hi)
                     for i2 in range(a, b):
-                        mx = max(
-                            mx,
-                            loglik[row, i2]
-                            + _log_mix_nb(
-                                family, peta[l], scale, a_mix, b_mix, t_grid[i2]
-                            ),
-                        )
-                    tot = 0.0
-                    mean = 0.0
+                        mx = max(mx, loglik[row, i2] + np.log(mix[l, i2]))
+                    alo = np.exp(l_lo - mx)
+                    ahi = np.exp(l_hi - mx)
+                    tot = alo + ahi
+                    mean = ahi
                     for i2 in range(a, b):
-                        v = np.exp(
-                            loglik[row, i2]
-                            + _log_mix_nb(
-                                family, peta[l], scale, a_mix, b_mix, t_grid[i2]
-                            )
-                            - mx
-                        )
+                        v = np.exp(loglik[row, i2] + np.log(mix[l, i2]) - mx)
                         w[i2] = v
                         tot += v
                         mean += v * sig[i2]
                 cmean[c] = mean / tot
                 inv = 1.0 / tot
                 m = 0
-                while m < M1 and cut[m] <= a:
-                    m += 1
-                acc = 0.0
+                if not alo * inv > eps:
+                    while m < M1 and cut[m] <= a:
+                        m += 1
+                acc = alo
                 i2 = a
                 off[c] = used_store
                 started = False
@@ -423,7 +437,7 @@ def _emax_nb(
                     while i2 < cm:
                         acc += w[i2]
                         i2 += 1
-                    wr = w[cut[m]] if cut[m] < b else 0.0
+                    wr = w[cut[m]] if (cut[m] >= a and cut[m] < b) else 0.0
                     wl = w[cut[m] - 1] if (cut[m] > a and cut[m] - 1 < b) else 0.0
                     F = min(1.0, max(0.0, (acc + (wr - wl) / 24.0) * inv))
                     if not started:
@@ -485,6 +499,8 @@ def pgm_emax_nb(
     w2,
     min_resp,
     eps,
+    tails,
+    edge_loglik,
 ):
     """Posterior ``E[max_l p]``, ``E[max_l p^2]`` per prompt and ``E[p]`` per cell
     (port of ``capfront::pgm_emax``)."""
@@ -507,6 +523,8 @@ def pgm_emax_nb(
         w2,
         float(min_resp),
         float(eps),
+        tails,
+        edge_loglik,
         emax,
         emax2,
         pmean,

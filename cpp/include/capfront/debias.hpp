@@ -597,6 +597,10 @@ struct EmaxModel {
     const double* h2;         // (M + 1) quadrature weights of int 2x g(x) dx
     std::size_t M1;           // M + 1
     double eps;
+    // (L, K, J, 3): the cell effect's mass below, above and inside the t grid at
+    // eta = theta[l, k] - d_grid[j]; the outside mass sits as atoms at p = 0, 1
+    const double* tails;
+    const double* edge_loglik;  // (R, 2): log P(S | G, p) at p = 0 and p = 1
 };
 
 namespace detail {
@@ -670,11 +674,14 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
         lsp[i] = detail::log_sigmoid(md.t_grid[i]);
         lsm[i] = detail::log_sigmoid(-md.t_grid[i]);
     }
+    std::vector<double> lik_edge(R * 2);  // the atoms' likelihoods, same scale
     for (std::size_t r = 0; r < R; ++r) {
         const double* ll = md.loglik + r * T;
         double mx = -std::numeric_limits<double>::infinity();
         for (std::size_t i = 0; i < T; ++i) mx = std::max(mx, ll[i]);
         for (std::size_t i = 0; i < T; ++i) lik[r * T + i] = std::exp(ll[i] - mx);
+        for (std::size_t e = 0; e < 2; ++e)
+            lik_edge[r * 2 + e] = std::exp(md.edge_loglik[r * 2 + e] - mx);
     }
     const bool point_mass = !(md.scale > 0.0);
     // per pair scratch
@@ -682,6 +689,7 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
     std::vector<std::size_t> touched;
     std::vector<detail::CellTable> cells;
     std::vector<double> store, lm, w, cum, peta(L);
+    std::vector<double> atom_lo(L), atom_hi(L);  // in units of the window's mm
     std::vector<std::size_t> wlo(L), whi(L);
     std::vector<char> have_m(L);
     std::vector<double> mix;  // (L, T) window values of m
@@ -763,13 +771,27 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
                         }
                         wlo[l] = a;
                         whi[l] = b;
+                        // the mass outside the grid, in the units of mm
+                        const double* tl = md.tails + ((l * K + k) * J + j) * 3;
+                        double zw = 0.0;
+                        for (std::size_t i2 = a; i2 < b; ++i2) zw += mm[i2];
+                        if (tl[2] > 1e-300) {
+                            atom_lo[l] = tl[0] / tl[2] * zw;
+                            atom_hi[l] = tl[1] / tl[2] * zw;
+                        } else {  // (nearly) all of it outside
+                            for (std::size_t i2 = a; i2 < b; ++i2) mm[i2] = 0.0;
+                            atom_lo[l] = tl[0];
+                            atom_hi[l] = tl[1];
+                        }
                     }
                     // posterior of t on the window [a, b)
                     const std::size_t a = wlo[l], b = whi[l];
                     const double* lk = lik.data() + static_cast<std::size_t>(row) * T;
                     const double* mm = mix.data() + l * T;
                     w.resize(b - a);
-                    double tot = 0.0, mean = 0.0;
+                    const double* le = lik_edge.data() + static_cast<std::size_t>(row) * 2;
+                    double alo = le[0] * atom_lo[l], ahi = le[1] * atom_hi[l];
+                    double tot = alo + ahi, mean = ahi;
                     for (std::size_t i2 = a; i2 < b; ++i2) {
                         const double v = lk[i2] * mm[i2];
                         w[i2 - a] = v;
@@ -778,14 +800,18 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
                     }
                     if (!(tot > 1e-280)) {  // far outlier: redo in log space
                         const double* ll = md.loglik + static_cast<std::size_t>(row) * T;
-                        const detail::Mixing mf = mixing(l);
-                        double mx = -std::numeric_limits<double>::infinity();
+                        const double* el = md.edge_loglik + static_cast<std::size_t>(row) * 2;
+                        const double l_lo = el[0] + std::log(atom_lo[l]);
+                        const double l_hi = el[1] + std::log(atom_hi[l]);
+                        double mx = std::max(l_lo, l_hi);
                         for (std::size_t i2 = a; i2 < b; ++i2)
-                            mx = std::max(mx, ll[i2] + mf(i2));
-                        tot = 0.0;
-                        mean = 0.0;
+                            mx = std::max(mx, ll[i2] + std::log(mm[i2]));
+                        alo = std::exp(l_lo - mx);
+                        ahi = std::exp(l_hi - mx);
+                        tot = alo + ahi;
+                        mean = ahi;
                         for (std::size_t i2 = a; i2 < b; ++i2) {
-                            const double v = std::exp(ll[i2] + mf(i2) - mx);
+                            const double v = std::exp(ll[i2] + std::log(mm[i2]) - mx);
                             w[i2 - a] = v;
                             tot += v;
                             mean += v * sig[i2];
@@ -793,13 +819,19 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
                     }
                     detail::CellTable ct;
                     ct.mean = mean / tot;
-                    // CDF at the nodes; nodes with cut <= a have F = 0, cut >= b F = 1
+                    // CDF at the nodes: the atom at p = 0 and the window's partial
+                    // sums; the last node (x = 1) takes F(1-), without the atom at
+                    // p = 1, so that its weight integrates 1 - prod F over [x_hi, 1)
                     const double inv = 1.0 / tot;
-                    // first node with cut > a (cut is non-decreasing)
-                    std::size_t m = static_cast<std::size_t>(
-                        std::upper_bound(md.cut, md.cut + M1, static_cast<std::int64_t>(a)) -
-                        md.cut);
-                    double acc = 0.0;
+                    // first node with cut > a (cut is non-decreasing), or every node
+                    // when the atom at p = 0 alone exceeds eps
+                    std::size_t m = alo * inv > md.eps
+                                        ? 0
+                                        : static_cast<std::size_t>(
+                                              std::upper_bound(md.cut, md.cut + M1,
+                                                               static_cast<std::int64_t>(a)) -
+                                              md.cut);
+                    double acc = alo;
                     std::size_t i2 = a;
                     ct.off = store.size();
                     bool started = false;
@@ -811,7 +843,7 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
                         while (i2 < c) acc += w[(i2++) - a];
                         // end correction of the partial sum (O(dt^4) for a smooth
                         // density): + (w[cut] - w[cut - 1]) / 24
-                        const double wr = cm < b ? w[cm - a] : 0.0;
+                        const double wr = cm >= a && cm < b ? w[cm - a] : 0.0;
                         const double wl = cm > a && cm - 1 < b ? w[cm - 1 - a] : 0.0;
                         const double F =
                             std::min(1.0, std::max(0.0, (acc + (wr - wl) / 24.0) * inv));

@@ -8,7 +8,7 @@ the plain Binomial model) or ``p ~ Beta(q c, (1 - q) c)``, ``c = (1 - rho) / rho
 Bernoulli(``p``).
 
 Empirical Bayes: the difficulty prior is nonparametric, a discrete distribution on a
-grid ``D_j`` (``d`` in [-12, 12], step 0.5) with weights fitted by maximum likelihood
+grid ``D_j`` (``d`` in [-12, 12], step 0.2) with weights fitted by maximum likelihood
 (Kiefer-Wolfowitz NPMLE); ``theta`` (ridge penalty ``theta^2 / (2 * 5^2)``) and the
 cell-effect scale are fitted jointly with it by EM on the marginal likelihood of
 the counts ``S[n, l]``, integrating ``d`` and the cell effect out. Then
@@ -16,8 +16,9 @@ the counts ``S[n, l]``, integrating ``d`` and the cell effect out. Then
 ``E[max | d] = int_0^1 (1 - prod_l F_l(x | d)) dx`` with the posterior CDFs ``F_l``).
 
 The EM's cell likelihoods are tabulated once per fit on grids (the linear predictor
-``eta`` in [-14, 14], step 0.1, interpolated; ``logit p`` in [-16, 16], step 0.05),
-so the E-step (C++ ``pgm_estep_stats``) is table look-ups, ``O(N L J)`` per
+``eta`` in [-14, 14], step 0.1, interpolated; ``logit p`` in [-16, 16], step 0.05,
+with the cell effect's mass beyond that range as atoms at ``p = 0`` and ``p = 1``:
+a Beta cell effect near the ceiling has most of its mass there), so the E-step (C++ ``pgm_estep_stats``) is table look-ups, ``O(N L J)`` per
 iteration. The posterior maximum (C++ ``pgm_emax``) uses the exact
 ``eta = theta - D_j`` of every cell: per (topic, difficulty point) it builds each
 (model, count) cell's posterior CDF of ``logit p`` once, then integrates
@@ -32,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import expit, gammaln, ndtr, polygamma
+from scipy.special import betainc, expit, gammaln, logsumexp, ndtr, polygamma
 
 from .._backend import core, resolve_backend
 from .._numba_debias import (
@@ -197,14 +198,48 @@ def _scale_step(score, grid: np.ndarray, sc: float, h: float, res: float):
     return new, f, h_next
 
 
-def _mixing(family: str, scale: float) -> np.ndarray:
-    """(n_t, n_eta) weights of ``logit p`` on the t grid given ``eta`` (columns sum to
-    1). A zero scale is a point mass at ``t = eta``."""
+def grid_tails(
+    family: str, scale: float, eta: np.ndarray, t_lo: float, t_hi: float
+) -> np.ndarray:
+    """``(..., 3)``: the cell effect's probability that ``t = logit p`` lies below
+    ``t_lo``, above ``t_hi``, and between them, for each ``eta`` (``scale > 0``).
+
+    The Beta cell effect with a small ``(1 - q) c`` puts most of its mass far out:
+    ``P(1 - p < eps) ~ eps^((1 - q) c)``, so at ``eta = 6`` and ``c = 4`` 87% of it
+    lies beyond ``t = 16``. The tabulated cell distributions keep that mass as
+    atoms at the grid's ends instead of spreading it over the grid (which inflated
+    the chance of a failure 7-fold there)."""
+    eta = np.asarray(eta, dtype=np.float64)
+    if family == "logitnormal":
+        lo, hi = (t_lo - eta) / scale, (t_hi - eta) / scale
+        down, up = ndtr(lo), ndtr(-hi)
+        # the inside as a difference of the two smaller tails (no cancellation)
+        inside = np.where(eta >= 0.5 * (t_lo + t_hi), ndtr(hi) - down, ndtr(-lo) - up)
+    else:
+        c = (1.0 - scale) / scale
+        q = np.clip(expit(eta), 1e-300, 1.0)
+        a, b = q * c, np.maximum(expit(-eta) * c, 1e-300)
+        down = betainc(a, b, expit(t_lo))
+        up = betainc(b, a, expit(-t_hi))  # P(p > sigma(t_hi)) = I_{1-x}(b, a)
+        inside = np.where(
+            eta >= 0,
+            betainc(b, a, expit(-t_lo)) - up,
+            betainc(a, b, expit(t_hi)) - down,
+        )
+    return np.stack([down, up, np.clip(inside, 0.0, 1.0)], axis=-1)
+
+
+def _mixing(family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(mix (n_t, n_eta), tails (n_eta, 3))``: the probabilities of ``logit p`` on
+    the t grid's cells given ``eta`` (the density, scaled to the mass inside the
+    grid) and the cell effect's mass below and above the grid
+    (:func:`grid_tails`), atoms at ``p = 0`` and ``p = 1``. A zero scale is a
+    point mass at ``t = eta``."""
     nt, ne = len(T_GRID), len(ETA_GRID)
     if scale <= 0:
         mix = np.zeros((nt, ne))
         mix[ETA_T_OFFSET + 2 * np.arange(ne), np.arange(ne)] = 1.0
-        return mix
+        return mix, np.zeros((ne, 3))
     t = T_GRID[:, None]
     if family == "logitnormal":
         logd = -0.5 * ((t - ETA_GRID[None, :]) / scale) ** 2
@@ -215,7 +250,10 @@ def _mixing(family: str, scale: float) -> np.ndarray:
         logd = q * c * (-np.logaddexp(0, -t)) + (1 - q) * c * (-np.logaddexp(0, t))
     logd -= logd.max(axis=0, keepdims=True)
     d = np.exp(logd)
-    return d / d.sum(axis=0, keepdims=True)
+    tails = grid_tails(
+        family, scale, ETA_GRID, T_GRID[0] - T_STEP / 2, T_GRID[-1] + T_STEP / 2
+    )
+    return d / d.sum(axis=0, keepdims=True) * tails[:, 2], tails
 
 
 class Tables:
@@ -234,6 +272,18 @@ class Tables:
             logc = gammaln(g + 1) - gammaln(s + 1) - gammaln(g - s + 1)
             loglik.append(logc + s * lp[None] + (g - s) * lq[None])
         self.loglik = np.ascontiguousarray(np.concatenate(loglik, axis=0))  # (R, n_t)
+        # (R, 2): log P(S | G, p) at p = 0 and p = 1 (0 or -inf)
+        s_all = np.concatenate([np.arange(g + 1) for g in self.g_values])
+        g_all = np.repeat(self.g_values, self.g_values + 1)
+        self.edge_loglik = np.ascontiguousarray(
+            np.stack(
+                [
+                    np.where(s_all == 0, 0.0, -np.inf),
+                    np.where(s_all == g_all, 0.0, -np.inf),
+                ],
+                axis=1,
+            )
+        )
         self.lik = np.exp(self.loglik)
         self._logh: dict[tuple[str, float], np.ndarray] = {}
 
@@ -244,7 +294,11 @@ class Tables:
         if out is None:
             if len(self._logh) > 48:
                 self._logh.clear()
-            h = _matmul(self.lik, _mixing(family, scale))
+            mix, tails = _mixing(family, scale)
+            # the atoms at p = 0 and p = 1 (count 0 / count G only)
+            h = _matmul(self.lik, mix) + _matmul(
+                np.exp(self.edge_loglik), tails[:, :2].T
+            )
             out = np.ascontiguousarray(np.log(np.maximum(h, 1e-300)))
             self._logh[key] = out
         return out
@@ -378,6 +432,15 @@ def _emax(name, fit, min_resp, stride=None):
     # down to the grid's end, and that truncation is resolved differently.)
     coarse = max(1, int(stride) // 2) if fit.family == "logitnormal" else 1
     cut, w1, w2 = _nodes(max(1, int(stride) // coarse), coarse)
+    t_grid = np.ascontiguousarray(T_GRID[::coarse])
+    half = 0.5 * coarse * T_STEP  # the end cells' outer edges
+    if fit.scale > 0:
+        eta = fit.theta[:, :, None] - D_GRID[None, None, :]
+        tails = grid_tails(
+            fit.family, fit.scale, eta, t_grid[0] - half, t_grid[-1] + half
+        )
+    else:
+        tails = np.zeros(fit.theta.shape + (len(D_GRID), 3))
     args = (
         fit.resp,
         fit.cell_row,
@@ -385,7 +448,7 @@ def _emax(name, fit, min_resp, stride=None):
         np.ascontiguousarray(fit.theta, dtype=np.float64),
         D_GRID,
         np.ascontiguousarray(fit.tables.loglik[:, ::coarse]),
-        np.ascontiguousarray(T_GRID[::coarse]),
+        t_grid,
         fam,
         float(fit.scale),
         cut,
@@ -393,6 +456,8 @@ def _emax(name, fit, min_resp, stride=None):
         w2,
         float(min_resp),
         EMAX_EPS,
+        np.ascontiguousarray(tails),
+        fit.tables.edge_loglik,
     )
     if name == "cpp":
         return core().pgm_emax(*args)
@@ -429,10 +494,13 @@ def _emax_np(
     w2,
     min_resp,
     eps,
+    tails,
+    edge_loglik,
 ):
     """Reference: per prompt and active difficulty point, every cell's posterior on
-    the full t grid in log space, its CDF at the nodes, the trapezoid of
-    ``1 - prod_l F_l``."""
+    the full t grid in log space (plus the atoms at ``p = 0`` and ``p = 1`` that
+    hold the cell effect's mass beyond the grid), its CDF at the nodes, the
+    trapezoid of ``1 - prod_l F_l``."""
     N, L = cell_row.shape
     p_t = expit(t_grid)
     emax = np.empty(N)
@@ -453,10 +521,24 @@ def _emax_np(
                 s1[i], s2[i] = sig.max(), sig.max() ** 2
                 pmean[n, obs] += r[i] * sig
                 continue
-            lw = loglik[rows] + _log_mixing(family, scale, eta, t_grid)  # (Lo, T)
-            w = np.exp(lw - lw.max(axis=1, keepdims=True))
-            tot = w.sum(axis=1)
+            lm = _log_mixing(family, scale, eta, t_grid)  # (Lo, T)
+            down, up, inside = tails[obs, k, j].T
+            with np.errstate(divide="ignore"):
+                # density scaled to the mass inside; atoms in the same units
+                lz = logsumexp(lm, axis=1) - np.log(
+                    np.where(inside > 1e-300, inside, 1)
+                )
+                lz = np.where(inside > 1e-300, lz, 0.0)
+                lm = np.where((inside > 1e-300)[:, None], lm, -np.inf)
+                la_lo = edge_loglik[rows, 0] + np.log(down) + lz
+                la_hi = edge_loglik[rows, 1] + np.log(up) + lz
+            lw = loglik[rows] + lm
+            mx = np.maximum(lw.max(axis=1), np.maximum(la_lo, la_hi))
+            w = np.exp(lw - mx[:, None])
+            a_lo, a_hi = np.exp(la_lo - mx), np.exp(la_hi - mx)
+            tot = w.sum(axis=1) + a_lo + a_hi
             cum = np.concatenate([np.zeros((len(obs), 1)), np.cumsum(w, axis=1)], 1)
+            cum += a_lo[:, None]  # (the atom at p = 1: F(1-) at the node x = 1)
             wp = np.pad(w, ((0, 0), (1, 1)))  # wp[:, i + 1] = w[:, i], 0 outside
             # partial sums with the end correction (w[cut] - w[cut - 1]) / 24
             corr = (wp[:, cut + 1] - wp[:, cut]) / 24.0
@@ -464,7 +546,7 @@ def _emax_np(
             tail = 1.0 - F.prod(axis=0)
             s1[i] = tail @ w1
             s2[i] = tail @ w2
-            pmean[n, obs] += r[i] * (w @ p_t) / tot
+            pmean[n, obs] += r[i] * (w @ p_t + a_hi) / tot
         emax[n] = (r @ s1) / r.sum()
         emax2[n] = (r @ s2) / r.sum()
         pmean[n] /= r.sum()
