@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -549,41 +548,6 @@ def test_audit_family_auto():
 
 
 FAMILY_NAMES = ("logitnormal", "betabinomial")
-
-
-def test_audit_calibration_second_level():
-    """The iterated audit: level 1 is the same with or without it; the width
-    factor is rmse / rmse_level2 from the stored second-level errors, clipped;
-    the prompts interval uses the calibrated RMSE."""
-    from capfront.debias.audit import CALIBRATION_CLIP
-
-    res = cf.simulate(500, 4, 10, n_topics=2, seed=8, as_counts=True)
-    plain = cf.audit(res, n_sims=8, seed=3, calibrate=False)
-    cal = cf.audit(res, n_sims=8, seed=3, calibrate=True)
-    assert not plain.calibrated and cal.calibrated
-    level1 = ["bias", "rmse", "sd", "rmse_population", "interval_coverage"]
-    pd.testing.assert_frame_equal(plain.table[level1], cal.table[level1])
-    assert (plain.table["calibration"] == 1).all()
-    assert (plain.table["rmse_calibrated"] == plain.table["rmse"]).all()
-    est2 = cal.estimates["estimates_level2"]
-    truth2 = cal.estimates["truth_level2"]
-    assert np.isfinite(truth2).all()
-    # the second-level worlds differ from the first-level one
-    assert not np.allclose(truth2, cal.estimates["truth"])
-    for m in cal.table.index:
-        row = cal.table.loc[m]
-        rmse2 = np.sqrt(((est2[m] - truth2) ** 2).mean())
-        want = np.clip(row["rmse"] / rmse2, 1 / CALIBRATION_CLIP, CALIBRATION_CLIP)
-        assert row["calibration"] == pytest.approx(want, rel=1e-12)
-        assert row["rmse_calibrated"] == pytest.approx(row["rmse"] * want)
-    z = 1.959964
-    lo, hi = cal.interval(0.7)
-    width = 2 * z * cal.table.loc[cal.recommended, "rmse_calibrated"]
-    assert hi - lo == pytest.approx(width, rel=1e-5)
-    # default: on with pgm and enough simulations, off otherwise
-    assert not cf.audit(res, n_sims=4, seed=3).calibrated
-    with pytest.raises(ValueError, match="calibrate=True needs 'pgm'"):
-        cf.audit(res, n_sims=4, methods=("naive", "crossfit"), calibrate=True)
 
 
 def test_audit_interval_crossfit_coverage():

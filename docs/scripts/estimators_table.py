@@ -130,10 +130,7 @@ def run_cell(G, L, spec, rho, reps, n_prompts, audit_sims, seed, family="auto"):
             "cov_se_prompts": np.mean(np.abs(err) <= Z * s),
         }
         if m in tab:  # AuditResult.interval, both targets
-            w = tab[m].get("rmse_calibrated", tab[m]["rmse"])
-            row["cov_audit_prompts"] = np.mean(np.abs(err) <= Z * w)
-            # the single-level audit's width (no iterated calibration)
-            row["cov_audit_prompts_raw"] = np.mean(np.abs(err) <= Z * tab[m]["rmse"])
+            row["cov_audit_prompts"] = np.mean(np.abs(err) <= Z * tab[m]["rmse"])
             half = Z * np.maximum(s, tab[m]["rmse_population"])
             row["cov_audit"] = np.mean(np.abs(e - truth_pop) <= half)
         out[m] = row
@@ -259,9 +256,7 @@ def summary(rows):
         f"naive's in **{t1}** (largest |bias| {100 * worst:.2f} points). Its "
         f"`AuditResult.interval` covers the prompts' own oracle in 90-99% of "
         f"repetitions in **{band('cov_audit_prompts')}** cells "
-        f"(range {span('cov_audit_prompts')}; with the single-level audit's "
-        f"width, no calibration: {band('cov_audit_prompts_raw')}, "
-        f"{span('cov_audit_prompts_raw')}) and the population oracle "
+        f"(range {span('cov_audit_prompts')}) and the population oracle "
         f'(`target="population"`) in {band("cov_audit")} '
         f"({span('cov_audit')}); the prompt-level `value +- 1.96 se` does so in "
         f"{band('cov_se_prompts')} ({span('cov_se_prompts')}) / {band('cov_se')} "

@@ -47,13 +47,6 @@ AUDIT_METHODS = (
 AUDIT_MIN_RESP = 1e-4
 # family="auto": the Beta cell effect needs this much more log-likelihood
 AUTO_MARGIN = 2.0
-# the iterated audit's width factor rmse / rmse_level2 is kept within
-# [1 / CALIBRATION_CLIP, CALIBRATION_CLIP] (its noise over 100 simulations is ~15%)
-CALIBRATION_CLIP = 1.5
-# fewer simulations than this: no calibration by default
-CALIBRATION_MIN_SIMS = 50
-# second-level simulations (on the first ones; their factor's noise is then ~9%)
-CALIBRATION_SIMS = 100
 
 
 @dataclass
@@ -68,7 +61,6 @@ class AuditResult:
     fit: object = field(repr=False)
     seconds: float = 0.0
     family: str = "logitnormal"
-    calibrated: bool = False
     estimates: dict = field(default_factory=dict, repr=False)
     note: str = (
         "simulated from the fitted latent model: a misfit of that model is "
@@ -91,10 +83,8 @@ class AuditResult:
         taken as known):
 
         - ``target="prompts"`` (default): the oracle of *these* prompts,
-          ``mean_n max_l p[n, l]``: ``value +- z * rmse_calibrated``, the
-          method's RMSE against each simulated prompt set's own oracle, times the
-          iterated audit's factor ``rmse / rmse_level2`` when the audit ran with
-          ``calibrate`` (see :func:`audit`);
+          ``mean_n max_l p[n, l]``: ``value +- z * rmse`` with the method's RMSE
+          against each simulated prompt set's own oracle;
         - ``target="population"``: the oracle of the prompt population,
           ``value +- z * max(se, rmse_population)`` (``se``, e.g. the
           prompt-level standard error of the estimate, guards against prompts
@@ -118,7 +108,7 @@ class AuditResult:
         z = float(stats.norm.ppf(0.5 + lev / 2))
         row = self.table.loc[m]
         if target == "prompts":
-            half = z * float(row["rmse_calibrated"])
+            half = z * float(row["rmse"])
         else:
             half = z * max(float(se), float(row["rmse_population"]))
         # the oracle of scores in [0, 1] lies in [0, 1]
@@ -172,7 +162,6 @@ def audit(
     backend: str | None = None,
     pgm_tol: float = 1e-5,
     n_workers: int | None = None,
-    calibrate: bool | None = None,
 ) -> AuditResult:
     """Simulate data like ``results`` from its fitted latent model and score every
     oracle estimator against the known truth.
@@ -199,19 +188,6 @@ def audit(
     n_workers : simulations run at the same time in threads (default: the number
         of kernel threads); each has its own random stream, so the result does not
         depend on it.
-    calibrate : the iterated (double) audit, for the width of the prompts
-        interval. Each simulation's ``pgm`` refit is itself a fitted world: one
-        more data set is simulated from it and every method re-run, which gives
-        ``rmse_level2`` (on the first ``CALIBRATION_SIMS`` = 100 simulations).
-        A world fitted to data is tidier than the one that made the data (e.g.
-        its model effects are spread wider, so the maximum over models is less
-        noisy), and the first level under-measures the error by about the
-        factor by which the second under-measures the first's:
-        ``rmse_calibrated = rmse * rmse / rmse_level2`` (the iterated bootstrap
-        of Hall and Martin; the factor, column ``calibration``, is clipped to
-        [1/1.5, 1.5]). Default: on when ``pgm`` is among the methods and
-        ``n_sims >= CALIBRATION_MIN_SIMS`` (50; below that the factor's noise
-        costs more coverage than it gains); it adds up to 100 simulations' work.
 
     Returns
     -------
@@ -277,16 +253,6 @@ def audit(
     est = {m: np.empty(n_sims) for m in methods}
     ses = {m: np.empty(n_sims) for m in methods}
     truth = np.empty(n_sims)
-    if calibrate is None:
-        calibrate = "pgm" in methods and int(n_sims) >= CALIBRATION_MIN_SIMS
-    if calibrate and "pgm" not in methods:
-        raise ValueError(
-            "calibrate=True needs 'pgm' among the methods: its refits are the "
-            "second-level worlds"
-        )
-    n_level2 = min(int(n_sims), CALIBRATION_SIMS) if calibrate else 0
-    est2 = {m: np.empty(n_level2) for m in methods}
-    truth2 = np.empty(n_level2)
     if "extrapolation" in methods and g < 4:
         raise ValueError(
             "extrapolation (fitting O_inf + a g^-lam) needs at least 4 generations "
@@ -302,13 +268,15 @@ def audit(
             )
         ).astype(np.int64)
 
-    def run(Si, Gi, tp, init):
-        """Every method on one simulated data set; the pgm refit's fit too."""
-        Si, Gi = check_counts(Si, Gi)
+    def one(i: int) -> None:
+        r = np.random.default_rng(streams[i + 1])
+        p, tp = fit.simulate_p(N, r, freq)
+        Si = r.binomial(G, np.where(obs, p, 0.0))
+        truth[i] = np.where(obs, p, -np.inf).max(axis=1).mean()
+        Si, Gi = check_counts(Si, G)
         rows_c = None
         if sizes is not None:  # one subsample curve for jackknife and extrapolation
             rows_c = curve_rows(Si, Gi, sizes, backend)
-        out, refit = {}, None
         for m in methods:
             if m == "pgm":
                 dec = pgm_decomposition(
@@ -317,12 +285,11 @@ def audit(
                     tp,
                     family=family,
                     backend=backend,
-                    init=init,
+                    init=fit,
                     max_iter=int(pgm_max_iter),
                     tol=float(pgm_tol),
                     min_resp=AUDIT_MIN_RESP,
                 )
-                refit = dec.diagnostics["fit"]
             elif m == "jackknife":
                 dec = jackknife_decomposition(
                     Si, Gi, backend=backend, rows=_cols(rows_c, sizes, [g - 1, g])
@@ -332,22 +299,8 @@ def audit(
                 dec = decay_decomposition(fs, _cols(rows_c, sizes, fs), None)
             else:
                 dec = decompose_counts(Si, Gi, m, backend=backend)
-            out[m] = (dec.estimate(), dec.standard_error())
-        return out, refit
-
-    def one(i: int) -> None:
-        r = np.random.default_rng(streams[i + 1])
-        p, tp = fit.simulate_p(N, r, freq)
-        truth[i] = np.where(obs, p, -np.inf).max(axis=1).mean()
-        out, refit = run(r.binomial(G, np.where(obs, p, 0.0)), G, tp, fit)
-        for m, (e, s) in out.items():
-            est[m][i], ses[m][i] = e, s
-        if i < n_level2:  # the second level: a world fitted to simulated data
-            p2, tp2 = refit.simulate_p(N, r, freq)
-            truth2[i] = np.where(obs, p2, -np.inf).max(axis=1).mean()
-            out2, _ = run(r.binomial(G, np.where(obs, p2, 0.0)), G, tp2, refit)
-            for m, (e, _s) in out2.items():
-                est2[m][i] = e
+            est[m][i] = dec.estimate()
+            ses[m][i] = dec.standard_error()
 
     workers = max(1, min(int(n_workers or get_num_threads()), int(n_sims)))
     if workers == 1:
@@ -362,21 +315,12 @@ def audit(
         err = est[m] - truth
         err_pop = est[m] - truth_pop
         lo, hi = est[m] - z * ses[m], est[m] + z * ses[m]
-        rmse = float(np.sqrt((err**2).mean()))
-        ratio, rmse2 = 1.0, float("nan")
-        if calibrate:
-            rmse2 = float(np.sqrt(((est2[m] - truth2) ** 2).mean()))
-            ratio = rmse / rmse2 if rmse2 > 0 else 1.0
-            ratio = float(np.clip(ratio, 1 / CALIBRATION_CLIP, CALIBRATION_CLIP))
         rows_out.append(
             {
                 "method": m,
                 "bias": float(err.mean()),
                 "abs_bias": float(abs(err.mean())),
-                "rmse": rmse,
-                "rmse_calibrated": rmse * ratio,
-                "calibration": ratio,
-                "rmse_level2": rmse2,
+                "rmse": float(np.sqrt((err**2).mean())),
                 "sd": float(est[m].std(ddof=1)),
                 "rmse_population": float(np.sqrt((err_pop**2).mean())),
                 "coverage": float(((lo <= truth_pop) & (truth_pop <= hi)).mean()),
@@ -396,11 +340,5 @@ def audit(
         fit=fit,
         seconds=time.perf_counter() - t0,
         family=family,
-        estimates={
-            "estimates": est,
-            "se": ses,
-            "truth": truth,
-            **({"estimates_level2": est2, "truth_level2": truth2} if calibrate else {}),
-        },
-        calibrated=bool(calibrate),
+        estimates={"estimates": est, "se": ses, "truth": truth},
     )
