@@ -19,9 +19,10 @@ The EM's cell likelihoods are tabulated once per fit on grids (the linear predic
 ``eta`` in [-14, 14], step 0.1, interpolated; ``logit p`` in [-16, 16], step 0.05,
 with the cell effect's mass beyond that range as atoms at ``p = 0`` and ``p = 1``:
 a Beta cell effect near the ceiling has most of its mass there), so the E-step
-(C++ ``pgm_estep_stats``) is table look-ups, ``O(N L J)`` per iteration. The posterior maximum (C++ ``pgm_emax``) uses the exact
-``eta = theta - D_j`` of every cell: per (topic, difficulty point) it builds each
-(model, count) cell's posterior CDF of ``logit p`` once, then integrates
+(C++ ``pgm_estep_stats``) is table look-ups, ``O(N L J)`` per iteration. The
+posterior maximum (C++ ``pgm_emax``) uses the exact ``eta = theta - D_j`` of
+every cell: per (topic, difficulty point) it builds each (model, count) cell's
+posterior CDF of ``logit p`` once, then integrates
 ``1 - prod_l F_l`` by a trapezoid rule in ``t = logit x`` on nodes spaced by the
 narrowest possible posterior of the maximum (:func:`emax_stride`). A zero cell
 effect is a point mass: ``E[max | d] = max_l sigma(eta)`` exactly.
