@@ -688,7 +688,7 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
     std::vector<std::int64_t> slot(L * R, -1);  // (l, row) -> index into cells
     std::vector<std::size_t> touched;
     std::vector<detail::CellTable> cells;
-    std::vector<double> store, lm, w, cum, peta(L);
+    std::vector<double> store, w, peta(L);
     std::vector<double> atom_lo(L), atom_hi(L);  // in units of the window's mm
     std::vector<std::size_t> wlo(L), whi(L);
     std::vector<char> have_m(L);

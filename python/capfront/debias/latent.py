@@ -241,14 +241,7 @@ def _mixing(family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
         mix = np.zeros((nt, ne))
         mix[ETA_T_OFFSET + 2 * np.arange(ne), np.arange(ne)] = 1.0
         return mix, np.zeros((ne, 3))
-    t = T_GRID[:, None]
-    if family == "logitnormal":
-        logd = -0.5 * ((t - ETA_GRID[None, :]) / scale) ** 2
-    else:
-        c = (1.0 - scale) / scale
-        q = expit(ETA_GRID)[None, :]
-        # Beta(qc, (1-q)c) density of p times dp/dt = p (1 - p)
-        logd = q * c * (-np.logaddexp(0, -t)) + (1 - q) * c * (-np.logaddexp(0, t))
+    logd = np.ascontiguousarray(_log_mixing(FAMILIES.index(family), scale, ETA_GRID).T)
     logd -= logd.max(axis=0, keepdims=True)
     d = np.exp(logd)
     tails = grid_tails(
