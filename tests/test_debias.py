@@ -613,6 +613,29 @@ def test_difficulty_grid_fine_enough_for_sharp_posteriors():
     assert fit.scale < 0.04
 
 
+def test_simulated_difficulties_fill_the_grid_cells():
+    """The audit's worlds read the fitted difficulty prior as a histogram: a draw
+    from grid point D_j lies anywhere in [D_j - 0.1, D_j + 0.1], not on D_j (worlds
+    on the grid hid the fit's rounding error from the audit)."""
+    from capfront.debias.latent import D_GRID, fit_latent
+
+    r = cf.simulate(300, 2, 5, seed=3, as_counts=True)
+    fit = fit_latent(np.asarray(r.successes), np.asarray(r.n_draws))
+    j = int(np.argmin(np.abs(D_GRID - 0.4)))
+    fit.weights = np.zeros_like(fit.weights)
+    fit.weights[j] = 1.0
+    fit.scale = 0.0  # p = sigma(theta - d): d is read off p exactly
+    p, _ = fit.simulate_p(20_000, np.random.default_rng(0), np.ones(1))
+    d = fit.theta[0, 0] - np.log(p[:, 0] / (1 - p[:, 0]))
+    off = d - D_GRID[j]
+    assert np.abs(off).max() <= 0.1 + 1e-9
+    # uniform over the cell: mean 0, variance 0.2^2 / 12
+    assert abs(off.mean()) < 0.003 and abs(off.var() / (0.04 / 12) - 1) < 0.05
+    p0, _ = fit.simulate_p(100, np.random.default_rng(0), np.ones(1), on_grid=True)
+    d0 = fit.theta[0, 0] - np.log(p0[:, 0] / (1 - p0[:, 0]))
+    np.testing.assert_allclose(d0, D_GRID[j], atol=1e-9)
+
+
 @pytest.mark.skipif("cpp" not in available_backends(), reason="no _core")
 @pytest.mark.parametrize(
     "L,G,rho,prior",

@@ -3,7 +3,9 @@
 Fit the latent model (SPEC 4b) to the data, simulate ``n_sims`` data sets of the same
 shape (same ``N``, ``L``, draws per cell and missing cells, the topic mix of the
 data) from the fitted model, run every estimator on each, and compare with the known
-truth. Reported per method: bias and RMSE against the simulated prompts' own oracle
+truth. The simulated difficulties fill the cells of the fitted prior's grid
+(:meth:`LatentFit.simulate_p`), so each world carries the rounding error that real,
+continuous difficulties give the fit. Reported per method: bias and RMSE against the simulated prompts' own oracle
 ``mean_n max_l p[n, l]``, and the coverage of the estimator's normal-approximation
 interval ``value +- z * se`` (``se``: prompt-level, linearised; the cheap version of
 the prompt bootstrap) of the oracle of the prompt population (``population``) and of

@@ -571,13 +571,27 @@ class LatentFit:
         return D_GRID
 
     def simulate_p(
-        self, n_prompts: int, rng: np.random.Generator, topic_freq: np.ndarray
+        self,
+        n_prompts: int,
+        rng: np.random.Generator,
+        topic_freq: np.ndarray,
+        *,
+        on_grid: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Fresh prompts from the fitted model: topic, difficulty from the prior,
-        cell effects; returns ``(p (n, L), topic (n,))``."""
+        cell effects; returns ``(p (n, L), topic (n,))``.
+
+        The difficulty prior is read as a histogram: a draw is a grid point ``D_j``
+        (probability ``weights[j]``) plus ``U(-step/2, step/2)``. Real difficulties
+        are not on the grid, so the fit has a rounding error; worlds drawn exactly
+        on the grid (``on_grid=True``) hide it from the audit, which then measured
+        ``pgm``'s RMSE up to ~15% low at ``L = 2``."""
         K = self.theta.shape[1]
         topic = rng.choice(K, size=n_prompts, p=topic_freq)
         d = rng.choice(D_GRID, size=n_prompts, p=self.weights)
+        if not on_grid:
+            step = float(D_GRID[1] - D_GRID[0])
+            d = d + rng.uniform(-step / 2, step / 2, n_prompts)
         eta = self.theta[:, topic].T - d[:, None]
         return _draw_cell(self.family, self.scale, eta, rng), topic
 
