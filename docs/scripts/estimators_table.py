@@ -16,10 +16,12 @@ each of ``--reps`` repetitions samples ``--n-prompts`` prompts from it and fresh
 Binomial(G, p) counts, and every estimator is scored against the sampled prompts'
 own oracle ``mean_n max_l p`` (bias, RMSE). ``capfront.audit`` runs once per cell,
 on the first repetition (``--audit-sims`` simulations); its recommendation is
-scored over all repetitions, with the interval ``AuditResult.interval`` gives
-(``value +- 1.96 rmse`` of the audit, for the prompts' own oracle; ``value +- 1.96
-max(se, rmse_population)`` for the population oracle) and with the prompt-level
-``value +- 1.96 se``. ``pgm_bb`` is ``pgm`` with ``family="betabinomial"``.
+scored over ``--coverage-reps`` repetitions (the first ``--reps`` and more of the
+pick alone, from the same random stream), with the interval
+``AuditResult.interval`` gives (``value +- 1.96 rmse`` of the audit, for the
+prompts' own oracle; ``value +- 1.96 max(se, rmse_population)`` for the population
+oracle), and over ``--reps`` with the prompt-level ``value +- 1.96 se``. ``pgm_bb``
+is ``pgm`` with ``family="betabinomial"``.
 
 Part 2, EvalPerf: random subsets of g = 5, 10, 20 draws per cell (hypergeometric
 draws from the counts) against the full 100 (50 for 3 models).
@@ -218,7 +220,7 @@ def _pct(x):
     return "-" if x is None else f"{100 * x:.0f}"
 
 
-def fmt_grid(rows, reps, n_prompts, audit_sims=100):
+def fmt_grid(rows, reps, n_prompts, audit_sims=200):
     rows = sorted(rows, key=lambda r: (r[1], r[2] == "high", r[3], r[0]))
     cov_reps = min((r[6].get("coverage", {}).get("reps", 0) for r in rows), default=0)
     lines = []
@@ -300,7 +302,7 @@ def band_reference(reps, audit_sims, level=0.95, n=400_000, seed=0):
     return float((lo | hi).mean()), float(lo.mean()), float(hi.mean())
 
 
-def summary(rows, reps=100, audit_sims=100):
+def summary(rows, reps=100, audit_sims=200):
     """Counts of the issue's targets over the cells with G >= 5."""
     big = [r for r in rows if r[0] >= 5 and r[6].get("recommended")]
     if not big:
@@ -395,13 +397,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=100)
     ap.add_argument("--n-prompts", type=int, default=2000)
-    ap.add_argument("--audit-sims", type=int, default=100)
+    ap.add_argument("--audit-sims", type=int, default=200)
     ap.add_argument("--G", default="3,5,10,20,50")
     ap.add_argument("--L", default="2,8,33")
     ap.add_argument(
         "--coverage-reps",
         type=int,
-        default=0,
+        default=300,
         help="count the audit pick's interval coverage over this many repetitions "
         "(more than --reps: the extra ones run the pick only)",
     )
