@@ -550,6 +550,44 @@ def test_audit_family_auto():
 FAMILY_NAMES = ("logitnormal", "betabinomial")
 
 
+def test_audit_auto_simulates_both_families_by_likelihood():
+    """family="auto": the worlds come from both fits with weights expit(+-delta
+    loglik); pgm is refitted in the chosen family; an explicit family is pinned."""
+    from scipy.special import expit
+
+    from capfront.debias.latent import fit_latent
+
+    # G = 5, L = 2, Beta cell effect: the counts barely tell the families apart
+    res = cf.simulate(
+        1000, 2, 5, n_topics=2, within_cell_correlation=0.1, seed=11, as_counts=True
+    )
+    S, G = np.asarray(res.successes), np.asarray(res.n_draws)
+    t = np.asarray(res.topic).astype(np.int64)
+    ll = [fit_latent(S, G, t, family=f).loglik for f in FAMILY_NAMES]
+    w_beta = float(expit(ll[1] - ll[0]))
+    assert 0.02 < w_beta < 0.98  # ambiguous, or the test proves nothing
+    a = cf.audit(res, n_sims=40, seed=3, methods=("naive", "pgm"))
+    assert a.family_weights["betabinomial"] == pytest.approx(w_beta, rel=1e-9)
+    assert sum(a.family_weights.values()) == pytest.approx(1.0)
+    other = a.estimates["other_family"]
+    w_alt = a.family_weights[next(f for f in FAMILY_NAMES if f != a.family)]
+    # about 40 * w_alt worlds from the other family (binomial, 4 SD)
+    assert abs(other.sum() - 40 * w_alt) <= 4 * np.sqrt(40 * w_alt * (1 - w_alt))
+    assert 0 < other.sum() < 40
+    # those worlds' population oracle is the other fit's
+    tp = a.estimates["truth_population"]
+    assert np.all(tp[~other] == a.truth_population)
+    assert np.all(tp[other] != a.truth_population)
+    # naive's error only depends on the worlds; the table uses them
+    err = a.estimates["estimates"]["naive"] - tp
+    assert a.table.loc["naive", "rmse_population"] == pytest.approx(
+        np.sqrt((err**2).mean())
+    )
+    pinned = cf.audit(res, n_sims=4, seed=3, family="logitnormal")
+    assert pinned.family_weights == {"logitnormal": 1.0}
+    assert not pinned.estimates["other_family"].any()
+
+
 def test_audit_interval_crossfit_coverage():
     """Widths from one half, coverage on the other: about the nominal level for
     normal errors, and far below it when one half is much noisier."""

@@ -133,6 +133,7 @@ def run_cell(
             info = {
                 "recommended": rec,
                 "family": a.family,
+                "family_weights": a.family_weights,
                 "seconds": time.perf_counter() - t0,
                 "n_sims": audit_sims,
                 "table": tab.to_dict(orient="index"),

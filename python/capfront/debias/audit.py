@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy import stats
+from scipy.special import expit
 
 from .._backend import get_num_threads
 from ..results import EvalResults
@@ -64,6 +65,7 @@ class AuditResult:
     seconds: float = 0.0
     family: str = "logitnormal"
     estimates: dict = field(default_factory=dict, repr=False)
+    family_weights: dict = field(default_factory=dict)
     note: str = (
         "simulated from the fitted latent model: a misfit of that model is "
         "invisible to the audit"
@@ -179,7 +181,13 @@ def audit(
         ``"auto"``: fit both and take the Beta family when its marginal
         log-likelihood is higher by more than ``AUTO_MARGIN`` (2 nats; both have
         one scale parameter). ``AuditResult.family`` says which; quote
-        ``debiased_oracle(results, "pgm", family=audit.family)``.
+        ``debiased_oracle(results, "pgm", family=audit.family)``. With
+        ``"auto"`` the simulated worlds come from *both* fits, each with its
+        likelihood weight (``P(beta) = expit(loglik_beta - loglik_logitnormal)``,
+        equal prior odds; ``AuditResult.family_weights``), while every ``pgm``
+        refit uses the chosen family: where the counts cannot tell the families
+        apart, the audit's RMSE then includes the error of refitting in the wrong
+        one.
     pgm_max_iter : at most this many EM iterations in each simulated ``pgm``
         refit, warm-started at the fit on the real data (the simulations are drawn
         from that fit, so EM starts close to the refit's optimum).
@@ -200,10 +208,12 @@ def audit(
     prompt-level ``se``, of the population / the prompts' own oracle),
     ``mean_se``, ``interval_coverage`` / ``interval_coverage_population`` (of
     :meth:`AuditResult.interval`, cross-fitted over two halves of the
-    simulations); ``recommended`` (lowest RMSE among the methods whose
+    simulations; a world's population oracle is that of the fit it came from);
+    ``recommended`` (lowest RMSE among the methods whose
     ``interval_coverage`` is at least ``level - max(0.1, 2.5 sd)``, ``sd`` its
-    binomial SD over ``n_sims``), ``truth_population``,
-    ``family`` (of the latent model used). Quote
+    binomial SD over ``n_sims``), ``truth_population`` (of the chosen fit),
+    ``family`` (of the ``pgm`` refits), ``family_weights`` (of the simulated
+    worlds). Quote
     ``audit.interval(debiased_oracle(results, audit.recommended).value)``.
     """
     from . import decompose_counts
@@ -227,6 +237,7 @@ def audit(
         raise ValueError(
             f"unknown family {family!r}; use 'logitnormal', 'betabinomial' or 'auto'"
         )
+    alt = None  # the other family's fit (family="auto")
     if family == "auto":
         fits = [
             fit_latent(S, G, topic, family=f, backend=backend, topics=names)
@@ -234,23 +245,38 @@ def audit(
         ]
         # the Beta cell effect only when the counts clearly prefer it: both
         # families have one scale parameter, and at scale 0 they coincide
-        fit = fits[1] if fits[1].loglik > fits[0].loglik + AUTO_MARGIN else fits[0]
+        delta = float(fits[1].loglik - fits[0].loglik)
+        fit, alt = (fits[1], fits[0]) if delta > AUTO_MARGIN else fits
         family = fit.family
+        w_beta = float(expit(delta))
+        family_weights = {"logitnormal": 1.0 - w_beta, "betabinomial": w_beta}
     else:
         fit = fit_latent(S, G, topic, family=family, backend=backend, topics=names)
+        family_weights = {family: 1.0}
     N, L = S.shape
     K = fit.theta.shape[1]
     freq = np.bincount(topic, minlength=K) / N
     obs = G > 0
-    # independent streams: the population, then one per simulation (so the result
-    # does not depend on how many simulations run at the same time)
-    streams = np.random.SeedSequence(int(seed)).spawn(int(n_sims) + 1)
+    # independent streams: the population, one per simulation (so the result does
+    # not depend on how many simulations run at the same time), then the worlds'
+    # families
+    streams = np.random.SeedSequence(int(seed)).spawn(int(n_sims) + 2)
     rng = np.random.default_rng(streams[0])
-    # population oracle of the fitted model (missing-cell pattern of random rows)
-    n_pop = int(min(4e6 / L, 400_000))
-    p_pop, _ = fit.simulate_p(n_pop, rng, freq)
-    rows = rng.integers(0, N, n_pop)
-    truth_pop = float(np.where(obs[rows], p_pop, -np.inf).max(axis=1).mean())
+    # each world's family (family="auto"): the other one with its weight
+    w_alt = 0.0 if alt is None else family_weights[alt.family]
+    other = np.random.default_rng(streams[-1]).random(int(n_sims)) < w_alt
+
+    def population_oracle(f: object, r: np.random.Generator) -> float:
+        # population oracle of a fitted model (missing cells of random rows)
+        n_pop = int(min(4e6 / L, 400_000))
+        p_pop, _ = f.simulate_p(n_pop, r, freq)
+        rows = r.integers(0, N, n_pop)
+        return float(np.where(obs[rows], p_pop, -np.inf).max(axis=1).mean())
+
+    truth_pop = population_oracle(fit, rng)
+    truth_pops = np.full(int(n_sims), truth_pop)
+    if other.any():
+        truth_pops[other] = population_oracle(alt, rng)
     z = float(stats.norm.ppf(0.5 + level / 2))
     est = {m: np.empty(n_sims) for m in methods}
     ses = {m: np.empty(n_sims) for m in methods}
@@ -272,7 +298,7 @@ def audit(
 
     def one(i: int) -> None:
         r = np.random.default_rng(streams[i + 1])
-        p, tp = fit.simulate_p(N, r, freq)
+        p, tp = (alt if other[i] else fit).simulate_p(N, r, freq)
         Si = r.binomial(G, np.where(obs, p, 0.0))
         truth[i] = np.where(obs, p, -np.inf).max(axis=1).mean()
         Si, Gi = check_counts(Si, G)
@@ -315,7 +341,7 @@ def audit(
     rows_out = []
     for m in methods:
         err = est[m] - truth
-        err_pop = est[m] - truth_pop
+        err_pop = est[m] - truth_pops
         lo, hi = est[m] - z * ses[m], est[m] + z * ses[m]
         rows_out.append(
             {
@@ -325,7 +351,7 @@ def audit(
                 "rmse": float(np.sqrt((err**2).mean())),
                 "sd": float(est[m].std(ddof=1)),
                 "rmse_population": float(np.sqrt((err_pop**2).mean())),
-                "coverage": float(((lo <= truth_pop) & (truth_pop <= hi)).mean()),
+                "coverage": float(((lo <= truth_pops) & (truth_pops <= hi)).mean()),
                 "coverage_prompts": float(((lo <= truth) & (truth <= hi)).mean()),
                 "mean_se": float(ses[m].mean()),
                 "interval_coverage": _crossfit_coverage(err, z),
@@ -342,5 +368,12 @@ def audit(
         fit=fit,
         seconds=time.perf_counter() - t0,
         family=family,
-        estimates={"estimates": est, "se": ses, "truth": truth},
+        estimates={
+            "estimates": est,
+            "se": ses,
+            "truth": truth,
+            "truth_population": truth_pops,
+            "other_family": other,
+        },
+        family_weights=family_weights,
     )
