@@ -5,11 +5,13 @@ shape (same ``N``, ``L``, draws per cell and missing cells, the topic mix of the
 data) from the fitted model, run every estimator on each, and compare with the known
 truth. The simulated difficulties fill the cells of the fitted prior's grid
 (:meth:`LatentFit.simulate_p`), so each world carries the rounding error that real,
-continuous difficulties give the fit. Reported per method: bias and RMSE against the simulated prompts' own oracle
-``mean_n max_l p[n, l]``, and the coverage of the estimator's normal-approximation
-interval ``value +- z * se`` (``se``: prompt-level, linearised; the cheap version of
-the prompt bootstrap) of the oracle of the prompt population (``population``) and of
-the simulated prompts' own oracle (``these prompts``).
+continuous difficulties give the fit; with ``family="auto"`` the worlds come from
+both cell-effect families by their likelihood. Reported per method: bias and RMSE
+against the simulated prompts' own oracle ``mean_n max_l p[n, l]``, and the
+coverage of the estimator's normal-approximation interval ``value +- z * se``
+(``se``: prompt-level, linearised; the cheap version of the prompt bootstrap) of the
+oracle of the prompt population (``population``) and of the simulated prompts' own
+oracle (``these prompts``).
 
 Caveat, stated in the output: the simulations come from the latent model itself, so
 the audit cannot see a misfit of that model; it favours ``pgm`` when the model is
