@@ -111,12 +111,17 @@ def run_cell(
     truth = []
     info = {}
     prev_fit = {}
-    for r in range(reps):
+
+    def draw():
+        """One repetition: prompts from the pool, fresh counts, their oracle."""
         idx = rng.choice(len(p_pool), n_prompts, replace=False)
         p = p_pool[idx]
         S = rng.binomial(G, p)
-        Gm = np.full_like(S, G)
-        truth.append(p.max(axis=1).mean())
+        return idx, S, np.full_like(S, G), p.max(axis=1).mean()
+
+    for r in range(reps):
+        idx, S, Gm, o = draw()
+        truth.append(o)
         for m in methods:
             e, s_ = _run_method(m, S, Gm, topic_pool[idx], prev_fit)
             est[m].append(e)
@@ -146,11 +151,9 @@ def run_cell(
         # ``coverage_reps`` repetitions, is the issue's target
         ep, sp, tr = list(est[rec]), list(se[rec]), list(truth)
         for _ in range(coverage_reps - reps):
-            idx = rng.choice(len(p_pool), n_prompts, replace=False)
-            p = p_pool[idx]
-            S = rng.binomial(G, p)
-            tr.append(p.max(axis=1).mean())
-            e, s_ = _run_method(rec, S, np.full_like(S, G), topic_pool[idx], prev_fit)
+            idx, S, Gm, o = draw()
+            tr.append(o)
+            e, s_ = _run_method(rec, S, Gm, topic_pool[idx], prev_fit)
             ep.append(e)
             sp.append(s_)
         ep, sp, tr = np.array(ep), np.array(sp), np.array(tr)

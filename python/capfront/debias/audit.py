@@ -219,7 +219,7 @@ def audit(
     ``audit.interval(debiased_oracle(results, audit.recommended).value)``.
     """
     from . import decompose_counts
-    from .latent import fit_latent, pgm_decomposition
+    from .latent import LatentFit, fit_latent, pgm_decomposition
 
     t0 = time.perf_counter()
     if int(n_sims) < 2:
@@ -268,7 +268,7 @@ def audit(
     w_alt = 0.0 if alt is None else family_weights[alt.family]
     other = np.random.default_rng(streams[-1]).random(int(n_sims)) < w_alt
 
-    def population_oracle(f: object, r: np.random.Generator) -> float:
+    def population_oracle(f: LatentFit, r: np.random.Generator) -> float:
         # population oracle of a fitted model (missing cells of random rows)
         n_pop = int(min(4e6 / L, 400_000))
         p_pop, _ = f.simulate_p(n_pop, r, freq)
