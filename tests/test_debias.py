@@ -588,6 +588,31 @@ def test_audit_auto_simulates_both_families_by_likelihood():
     assert not pinned.estimates["other_family"].any()
 
 
+def test_audit_auto_mixes_families_only_with_a_cell_effect(monkeypatch):
+    """Without a cell effect both families are the binomial and their likelihood
+    difference is noise: every world comes from the chosen fit. Lowering the
+    MIX_MIN_ICC gate on the same data brings the other family's worlds back."""
+    import sys
+
+    from capfront.debias.latent import fit_latent
+
+    audit_mod = sys.modules["capfront.debias.audit"]  # the name is the function
+    res = cf.simulate(1000, 2, 5, n_topics=2, seed=1, as_counts=True)  # rho = 0
+    S, G = np.asarray(res.successes), np.asarray(res.n_draws)
+    t = np.asarray(res.topic).astype(np.int64)
+    fits = [fit_latent(S, G, t, family=f) for f in FAMILY_NAMES]
+    assert fits[1].scale < audit_mod.MIX_MIN_ICC
+    assert abs(fits[1].loglik - fits[0].loglik) < 1  # ambiguous by likelihood
+    a = cf.audit(res, n_sims=40, seed=3, methods=("naive", "pgm"))
+    assert a.family_weights == {a.family: 1.0}
+    assert not a.estimates["other_family"].any()
+    assert np.all(a.estimates["truth_population"] == a.truth_population)
+    monkeypatch.setattr(audit_mod, "MIX_MIN_ICC", 0.0)
+    mixed = cf.audit(res, n_sims=40, seed=3, methods=("naive", "pgm"))
+    assert 0.2 < mixed.family_weights["betabinomial"] < 0.8
+    assert mixed.estimates["other_family"].any()
+
+
 def test_audit_interval_crossfit_coverage():
     """Widths from one half, coverage on the other: about the nominal level for
     normal errors, and far below it when one half is much noisier."""

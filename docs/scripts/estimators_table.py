@@ -90,6 +90,7 @@ def run_cell(
     seed,
     family="auto",
     coverage_reps=0,
+    n_audits=1,
 ):
     pool = cf.simulate(
         40_000,
@@ -111,6 +112,7 @@ def run_cell(
     truth = []
     info = {}
     prev_fit = {}
+    own = []  # (pick, its rmse, its rmse_population) of each repetition's audit
 
     def draw():
         """One repetition: prompts from the pool, fresh counts, their oracle."""
@@ -126,15 +128,18 @@ def run_cell(
             e, s_ = _run_method(m, S, Gm, topic_pool[idx], prev_fit)
             est[m].append(e)
             se[m].append(s_)
-        if r == 0 and audit_sims > 0:
+        if r < n_audits and audit_sims > 0:
             res = cf.EvalResults.from_counts(S, Gm, topic=topic_pool[idx])
             t0 = time.perf_counter()
-            a = audit(res, n_sims=audit_sims, seed=seed, family=family)
+            a = audit(res, n_sims=audit_sims, seed=seed + r, family=family)
             tab = a.table.copy()
             rec = a.recommended
             if a.family == "betabinomial":  # the audit's pgm is the Beta family
                 tab = tab.rename(index={"pgm": "pgm_bb"})
                 rec = "pgm_bb" if rec == "pgm" else rec
+            own.append((rec, tab.loc[rec, "rmse"], tab.loc[rec, "rmse_population"]))
+            if r > 0:
+                continue
             info = {
                 "recommended": rec,
                 "family": a.family,
@@ -146,26 +151,51 @@ def run_cell(
     tab = info.get("table", {})
     rec = info.get("recommended")
     if rec is not None and coverage_reps > reps:
-        # more repetitions of the audit's pick only (the same random stream, so
-        # the first ``reps`` are those above): its coverage, counted over
+        # more repetitions of the audits' picks only (the same random stream, so
+        # the first ``reps`` are those above): the coverage, counted over
         # ``coverage_reps`` repetitions, is the issue's target
-        ep, sp, tr = list(est[rec]), list(se[rec]), list(truth)
+        picks = sorted({o[0] for o in own})
+        ep = {m: list(est[m]) for m in picks}
+        sp = {m: list(se[m]) for m in picks}
+        tr = list(truth)
         for _ in range(coverage_reps - reps):
             idx, S, Gm, o = draw()
             tr.append(o)
-            e, s_ = _run_method(rec, S, Gm, topic_pool[idx], prev_fit)
-            ep.append(e)
-            sp.append(s_)
-        ep, sp, tr = np.array(ep), np.array(sp), np.array(tr)
-        err = ep - tr
-        half = Z * np.maximum(sp, tab[rec]["rmse_population"])
+            for m in picks:
+                e, s_ = _run_method(m, S, Gm, topic_pool[idx], prev_fit)
+                ep[m].append(e)
+                sp[m].append(s_)
+        tr = np.array(tr)
+
+        def cover(m, rmse, rmse_pop):
+            e, s_ = np.array(ep[m]), np.array(sp[m])
+            half = Z * np.maximum(s_, rmse_pop)
+            return (
+                np.mean(np.abs(e - tr) <= Z * rmse),
+                np.mean(np.abs(e - truth_pop) <= half),
+            )
+
+        err = np.array(ep[rec]) - tr
+        c_prompts, c_pop = cover(rec, tab[rec]["rmse"], tab[rec]["rmse_population"])
         info["coverage"] = {
             "reps": coverage_reps,
             "bias_all": err.mean(),
             "rmse_all": np.sqrt((err**2).mean()),
-            "cov_audit_prompts": np.mean(np.abs(err) <= Z * tab[rec]["rmse"]),
-            "cov_audit": np.mean(np.abs(ep - truth_pop) <= half),
+            "cov_audit_prompts": c_prompts,
+            "cov_audit": c_pop,
         }
+        if len(own) > 1:
+            # each of the first n_audits repetitions' own audit, its interval
+            # width applied to all coverage_reps repetitions: the mean over
+            # audits is the coverage of the whole procedure (audit included)
+            per = [(m, a_, b_, *cover(m, a_, b_)) for m, a_, b_ in own]
+            info["own_audits"] = {
+                "n": len(per),
+                "picks": [x[0] for x in per],
+                "rmse": [x[1] for x in per],
+                "cov_audit_prompts": [x[3] for x in per],
+                "cov_audit": [x[4] for x in per],
+            }
     truth = np.array(truth)
     out = {}
     for m in methods:
@@ -208,6 +238,7 @@ def grid(args):
                         cell_seed(L, spec, rho),
                         args.audit_family,
                         args.coverage_reps,
+                        args.audits,
                     )
                     rows.append((G, L, spec, rho, o_true, res, info))
                     if args.save:
@@ -273,6 +304,9 @@ def fmt_grid(rows, reps, n_prompts, audit_sims=200):
         )
     lines.append("")
     lines.append(summary(rows, reps, audit_sims))
+    own = fmt_own_audits(rows)
+    if own:
+        lines += ["", own]
     lines.append("")
     lines.append(
         "Coverage (%) of `AuditResult.interval` for the prompts' own oracle, per "
@@ -288,19 +322,86 @@ def fmt_grid(rows, reps, n_prompts, audit_sims=200):
     return "\n".join(lines)
 
 
+def _in_band(x):
+    return 0.90 <= x <= 0.99
+
+
+def fmt_own_audits(rows):
+    """The cells run with ``--audits K``: each of K repetitions' own audit, its
+    interval applied to all the coverage repetitions; the mean over the audits is
+    the coverage of the whole procedure, audit included."""
+    rows = [r for r in rows if "own_audits" in r[6]]
+    if not rows:
+        return ""
+    k = min(r[6]["own_audits"]["n"] for r in rows)
+    lines = [
+        f"**Each repetition's own audit** ({len(rows)} cells run with "
+        f"`--audits {k}`): the first {k} repetitions are each audited (seed + k), "
+        "and each audit's `audit.interval` is scored over all "
+        f"{rows[0][6]['coverage']['reps']} repetitions. The table above scores the "
+        "first audit only; a user's interval comes from the audit of their own "
+        "prompts, so the mean over the audits is the coverage of the whole "
+        "procedure. `spread`: SD/mean of the pick's audit RMSE over the audits "
+        f"({rows[0][6]['n_sims']} simulations alone give about "
+        f"{100 / np.sqrt(2 * rows[0][6]['n_sims']):.0f}%); `real/audit`: the "
+        "pick's RMSE over "
+        "the repetitions against the audits' mean.\n",
+        "| G | L | spec | rho | picks | spread | real/audit | first audit covers "
+        "(prompts / pop) | mean over audits (prompts / pop) | range (prompts) |",
+        "|" + "---|" * 10,
+    ]
+    n_in = [0, 0]
+    spreads = []
+    for G, L, spec, rho, _, _, info in sorted(
+        rows, key=lambda r: (r[1], r[2] == "high", r[3], r[0])
+    ):
+        o = info["own_audits"]
+        rm = np.array(o["rmse"])
+        spreads.append(rm.std(ddof=1) / rm.mean())
+        cp, cq = np.mean(o["cov_audit_prompts"]), np.mean(o["cov_audit"])
+        n_in[0] += _in_band(cp)
+        n_in[1] += _in_band(cq)
+        picks = ", ".join(
+            f"{m} x{o['picks'].count(m)}" for m in sorted(set(o["picks"]))
+        )
+        c = info["coverage"]
+        lines.append(
+            f"| {G} | {L} | {spec} | {rho} | {picks} | {100 * spreads[-1]:.0f}% | "
+            f"{c['rmse_all'] / rm.mean():.2f} | {_pct(c['cov_audit_prompts'])} / "
+            f"{_pct(c['cov_audit'])} | {100 * cp:.1f} / {100 * cq:.1f} | "
+            f"{_pct(min(o['cov_audit_prompts']))}-"
+            f"{_pct(max(o['cov_audit_prompts']))} |"
+        )
+    lines += [
+        "",
+        f"Mean over the audits in 90-99%: **{n_in[0]} of {len(rows)}** cells for "
+        f"the prompts' own oracle, **{n_in[1]} of {len(rows)}** for the population "
+        f"oracle. The audit RMSE's spread over repetitions: median "
+        f"{100 * np.median(spreads):.0f}% (range {100 * min(spreads):.0f}-"
+        f"{100 * max(spreads):.0f}%).",
+    ]
+    return "\n".join(lines)
+
+
 def _pick(res, info):
     """The audit pick's row; its coverage over ``--coverage-reps`` when run."""
     return {**res[info["recommended"]], **info.get("coverage", {})}
 
 
-def band_reference(reps, audit_sims, level=0.95, n=400_000, seed=0):
+def band_reference(reps, audit_sims, level=0.95, n=400_000, seed=0, spread=None):
     """What a perfectly calibrated audit interval gives when measured like the
     grid: normal errors, a width from ``audit_sims`` simulations (``rmse_hat /
     rmse ~ sqrt(chi2_k / k)``), coverage counted over ``reps`` repetitions.
+    ``spread``: instead, the width's relative SD over repetitions (one audit's
+    width also varies with the prompts it was fitted to), ``rmse_hat / rmse ~
+    lognormal(0, spread)``.
     Returns (P(a cell lands outside 90-99%), P(below 90%), P(above 99%))."""
     rng = np.random.default_rng(seed)
     z = float(stats.norm.ppf(0.5 + level / 2))
-    ratio = np.sqrt(rng.chisquare(audit_sims, n) / audit_sims)
+    if spread is None:
+        ratio = np.sqrt(rng.chisquare(audit_sims, n) / audit_sims)
+    else:
+        ratio = np.exp(spread * rng.standard_normal(n))
     k = rng.binomial(reps, 2 * stats.norm.cdf(z * ratio) - 1) / reps
     lo, hi = k < 0.90, k > 0.99
     return float((lo | hi).mean()), float(lo.mean()), float(hi.mean())
@@ -332,6 +433,19 @@ def summary(rows, reps=100, audit_sims=200):
     reps = min(r[6].get("coverage", {}).get("reps", reps) for r in big)
     audit_sims = min(r[6].get("n_sims", audit_sims) for r in big)
     out_p, below, above = band_reference(reps, audit_sims)
+    own = [r[6]["own_audits"]["rmse"] for r in rows if "own_audits" in r[6]]
+    with_spread = ""
+    if own:
+        sp = float(np.median([np.std(v, ddof=1) / np.mean(v) for v in own]))
+        o2, b2, a2 = band_reference(reps, audit_sims, spread=sp)
+        with_spread = (
+            f" One audit's width also varies with the prompts it was fitted to: "
+            f"over repetitions its relative SD was {100 * sp:.0f}% (median over "
+            f"the {len(own)} cells run with `--audits`). With that spread an "
+            f"exactly calibrated interval lands outside 90-99% with probability "
+            f"{100 * o2:.1f}% ({100 * b2:.1f}% below, {100 * a2:.1f}% above), "
+            f"{o2 * n:.1f} of {n} cells on average."
+        )
     return (
         f"**Cells with G >= 5: {n}.** The audit's pick has |bias| <= 1/4 of "
         f"naive's in **{t1}** (largest |bias| {100 * worst:.2f} points). Its "
@@ -350,6 +464,7 @@ def summary(rows, reps=100, audit_sims=200):
         f"{100 * out_p:.1f}% ({100 * below:.1f}% below, {100 * above:.1f}% above): "
         f"{out_p * n:.1f} of {n} cells on average, and all {n} inside with "
         f"probability {100 * (1 - out_p) ** n:.0f}% (`band_reference` in the script)."
+        + with_spread
     )
 
 
@@ -410,6 +525,13 @@ def main():
         default=300,
         help="count the audit pick's interval coverage over this many repetitions "
         "(more than --reps: the extra ones run the pick only)",
+    )
+    ap.add_argument(
+        "--audits",
+        type=int,
+        default=1,
+        help="also audit repetitions 1..K-1 (seed + k) and count each audit's "
+        "interval coverage over --coverage-reps (the table keeps the first)",
     )
     ap.add_argument("--evalperf-reps", type=int, default=20)
     ap.add_argument("--no-evalperf", action="store_true")

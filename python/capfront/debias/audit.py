@@ -6,7 +6,8 @@ data) from the fitted model, run every estimator on each, and compare with the k
 truth. The simulated difficulties fill the cells of the fitted prior's grid
 (:meth:`LatentFit.simulate_p`), so each world carries the rounding error that real,
 continuous difficulties give the fit; with ``family="auto"`` the worlds come from
-both cell-effect families by their likelihood. Reported per method: bias and RMSE
+both cell-effect families by their likelihood (when the data show a cell effect).
+Reported per method: bias and RMSE
 against the simulated prompts' own oracle ``mean_n max_l p[n, l]``, and the
 coverage of the estimator's normal-approximation interval ``value +- z * se``
 (``se``: prompt-level, linearised; the cheap version of the prompt bootstrap) of the
@@ -52,6 +53,11 @@ AUDIT_METHODS = (
 AUDIT_MIN_RESP = 1e-4
 # family="auto": the Beta cell effect needs this much more log-likelihood
 AUTO_MARGIN = 2.0
+# family="auto": the worlds mix both families only when the Beta fit's cell effect
+# (its intra-class correlation) is at least this large; below it both families are
+# the binomial to within EM noise, and their likelihood difference (1-3 nats on data
+# without a cell effect) says nothing about the family
+MIX_MIN_ICC = 0.01
 
 
 @dataclass
@@ -189,7 +195,9 @@ def audit(
         equal prior odds; ``AuditResult.family_weights``), while every ``pgm``
         refit uses the chosen family: where the counts cannot tell the families
         apart, the audit's RMSE then includes the error of refitting in the wrong
-        one.
+        one. Only when there is a cell effect to tell apart: if the Beta fit's
+        intra-class correlation is below ``MIX_MIN_ICC`` (0.01), all worlds come
+        from the chosen fit (``family_weights == {family: 1.0}``).
     pgm_max_iter : at most this many EM iterations in each simulated ``pgm``
         refit, warm-started at the fit on the real data (the simulations are drawn
         from that fit, so EM starts close to the refit's optimum).
@@ -250,8 +258,12 @@ def audit(
         delta = float(fits[1].loglik - fits[0].loglik)
         fit, alt = (fits[1], fits[0]) if delta > AUTO_MARGIN else fits
         family = fit.family
-        w_beta = float(expit(delta))
-        family_weights = {"logitnormal": 1.0 - w_beta, "betabinomial": w_beta}
+        if fits[1].scale >= MIX_MIN_ICC:
+            w_beta = float(expit(delta))
+            family_weights = {"logitnormal": 1.0 - w_beta, "betabinomial": w_beta}
+        else:  # no cell effect to speak of: the family is moot
+            alt = None
+            family_weights = {family: 1.0}
     else:
         fit = fit_latent(S, G, topic, family=family, backend=backend, topics=names)
         family_weights = {family: 1.0}
