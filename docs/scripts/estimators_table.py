@@ -21,7 +21,9 @@ pick alone, from the same random stream), with the interval
 ``AuditResult.interval`` gives (``value +- 1.96 rmse`` of the audit, for the
 prompts' own oracle; ``value +- 1.96 max(se, rmse_population)`` for the population
 oracle), and over ``--reps`` with the prompt-level ``value +- 1.96 se``. ``pgm_bb``
-is ``pgm`` with ``family="betabinomial"``.
+is ``pgm`` with ``family="betabinomial"``. With ``--audits K`` the first K
+repetitions are each audited (seed + k) and each audit's interval is scored the
+same way (the table keeps the first; ``fmt_own_audits`` reports all K).
 
 Part 2, EvalPerf: random subsets of g = 5, 10, 20 draws per cell (hypergeometric
 draws from the counts) against the full 100 (50 for 3 models).
@@ -541,7 +543,10 @@ def main():
     )
     ap.add_argument("--save", default=None, help="JSON of the grid rows, per cell")
     ap.add_argument(
-        "--load", nargs="*", default=None, help="format saved grids instead"
+        "--load",
+        nargs="*",
+        default=None,
+        help="format saved grids instead (a later file's row of a cell wins)",
     )
     ap.add_argument(
         "--cells",
@@ -552,7 +557,13 @@ def main():
     args = ap.parse_args()
     t0 = time.perf_counter()
     if args.load:
-        rows = [tuple(r) for f in args.load for r in json.loads(Path(f).read_text())]
+        # one row per cell; a later file's row wins (e.g. an --audits rerun)
+        cells = {
+            tuple(r[:4]): tuple(r)
+            for f in args.load
+            for r in json.loads(Path(f).read_text())
+        }
+        rows = list(cells.values())
     else:
         rows = grid(args)
     text = [
