@@ -123,13 +123,17 @@ def run_cell(
         S = rng.binomial(G, p)
         return idx, S, np.full_like(S, G), p.max(axis=1).mean()
 
+    def run(ms, idx, S, Gm, est_, se_):
+        """Estimators ``ms`` on one repetition, appended to ``est_`` / ``se_``."""
+        for m in ms:
+            e, s_ = _run_method(m, S, Gm, topic_pool[idx], prev_fit)
+            est_[m].append(e)
+            se_[m].append(s_)
+
     for r in range(reps):
         idx, S, Gm, o = draw()
         truth.append(o)
-        for m in methods:
-            e, s_ = _run_method(m, S, Gm, topic_pool[idx], prev_fit)
-            est[m].append(e)
-            se[m].append(s_)
+        run(methods, idx, S, Gm, est, se)
         if r < n_audits and audit_sims > 0:
             res = cf.EvalResults.from_counts(S, Gm, topic=topic_pool[idx])
             t0 = time.perf_counter()
@@ -140,16 +144,15 @@ def run_cell(
                 tab = tab.rename(index={"pgm": "pgm_bb"})
                 rec = "pgm_bb" if rec == "pgm" else rec
             own.append((rec, tab.loc[rec, "rmse"], tab.loc[rec, "rmse_population"]))
-            if r > 0:
-                continue
-            info = {
-                "recommended": rec,
-                "family": a.family,
-                "family_weights": a.family_weights,
-                "seconds": time.perf_counter() - t0,
-                "n_sims": audit_sims,
-                "table": tab.to_dict(orient="index"),
-            }
+            if r == 0:
+                info = {
+                    "recommended": rec,
+                    "family": a.family,
+                    "family_weights": a.family_weights,
+                    "seconds": time.perf_counter() - t0,
+                    "n_sims": audit_sims,
+                    "table": tab.to_dict(orient="index"),
+                }
     tab = info.get("table", {})
     rec = info.get("recommended")
     if rec is not None and coverage_reps > reps:
@@ -163,10 +166,7 @@ def run_cell(
         for _ in range(coverage_reps - reps):
             idx, S, Gm, o = draw()
             tr.append(o)
-            for m in picks:
-                e, s_ = _run_method(m, S, Gm, topic_pool[idx], prev_fit)
-                ep[m].append(e)
-                sp[m].append(s_)
+            run(picks, idx, S, Gm, ep, sp)
         tr = np.array(tr)
 
         def cover(m, rmse, rmse_pop):
@@ -177,26 +177,26 @@ def run_cell(
                 np.mean(np.abs(e - truth_pop) <= half),
             )
 
+        # each audit's interval over all coverage_reps repetitions; own[0] is
+        # the first repetition's audit, the table's pick
+        per = [cover(*o) for o in own]
         err = np.array(ep[rec]) - tr
-        c_prompts, c_pop = cover(rec, tab[rec]["rmse"], tab[rec]["rmse_population"])
         info["coverage"] = {
             "reps": coverage_reps,
             "bias_all": err.mean(),
             "rmse_all": np.sqrt((err**2).mean()),
-            "cov_audit_prompts": c_prompts,
-            "cov_audit": c_pop,
+            "cov_audit_prompts": per[0][0],
+            "cov_audit": per[0][1],
         }
         if len(own) > 1:
-            # each of the first n_audits repetitions' own audit, its interval
-            # width applied to all coverage_reps repetitions: the mean over
-            # audits is the coverage of the whole procedure (audit included)
-            per = [(m, a_, b_, *cover(m, a_, b_)) for m, a_, b_ in own]
+            # the mean over the first n_audits repetitions' own audits is the
+            # coverage of the whole procedure (audit included)
             info["own_audits"] = {
-                "n": len(per),
-                "picks": [x[0] for x in per],
-                "rmse": [x[1] for x in per],
-                "cov_audit_prompts": [x[3] for x in per],
-                "cov_audit": [x[4] for x in per],
+                "n": len(own),
+                "picks": [o[0] for o in own],
+                "rmse": [o[1] for o in own],
+                "cov_audit_prompts": [c[0] for c in per],
+                "cov_audit": [c[1] for c in per],
             }
     truth = np.array(truth)
     out = {}
@@ -328,6 +328,11 @@ def _in_band(x):
     return 0.90 <= x <= 0.99
 
 
+def _spread(v):
+    """Relative SD (SD / mean) of the audits' RMSEs."""
+    return float(np.std(v, ddof=1) / np.mean(v))
+
+
 def fmt_own_audits(rows):
     """The cells run with ``--audits K``: each of K repetitions' own audit, its
     interval applied to all the coverage repetitions; the mean over the audits is
@@ -359,7 +364,7 @@ def fmt_own_audits(rows):
     ):
         o = info["own_audits"]
         rm = np.array(o["rmse"])
-        spreads.append(rm.std(ddof=1) / rm.mean())
+        spreads.append(_spread(rm))
         cp, cq = np.mean(o["cov_audit_prompts"]), np.mean(o["cov_audit"])
         n_in[0] += _in_band(cp)
         n_in[1] += _in_band(cq)
@@ -438,7 +443,7 @@ def summary(rows, reps=100, audit_sims=200):
     own = [r[6]["own_audits"]["rmse"] for r in rows if "own_audits" in r[6]]
     with_spread = ""
     if own:
-        sp = float(np.median([np.std(v, ddof=1) / np.mean(v) for v in own]))
+        sp = float(np.median([_spread(v) for v in own]))
         o2, b2, a2 = band_reference(reps, audit_sims, spread=sp)
         with_spread = (
             f" One audit's width also varies with the prompts it was fitted to: "
