@@ -110,8 +110,11 @@ def from_frame(
     One row per (prompt, model, generation). ``generation`` may be absent from the
     table (then rows of the same cell are generations in table order). Cells may have
     different numbers of generations (held with a mask) and may be missing. Duplicate
-    (prompt, model, generation) rows, unknown columns, NaN scores and empty tables
-    raise ``ValueError``.
+    (prompt, model, generation) rows, unknown columns, NaN scores, empty prompt or
+    model ids (named by row) and empty tables raise ``ValueError``. Every column
+    here is named, so a ``cost`` or ``latency`` column with gaps is an error too (fill
+    it or leave the argument out); ``capfront report``, which finds columns by
+    name, leaves an auto-detected one with gaps out, with a note.
     """
     dense = _dense_from_frame(
         frame,

@@ -131,7 +131,8 @@ def _model_name(path: Path) -> str:
         m = re.search(r"(?:pretrained|model)=([^,]+)", args)
         if m:
             return m.group(1)
-    return path.parent.name.replace("__", "/")
+    # (resolved: the parent of a bare file name is '.', whose name is empty)
+    return path.resolve().parent.name.replace("__", "/") or "model"
 
 
 def _metric_name(rec: dict, wanted: str | None, where: str) -> str:
