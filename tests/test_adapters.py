@@ -583,3 +583,27 @@ def test_auto_detected_cost_named_cost_with_gaps_is_left_out(tmp_path):
     assert any("'cost' has 1 missing value(s): no cost axis" in n for n in d.notes)
     with pytest.raises(ValueError, match=r"'cost' \(cost\) has 1 missing"):
         load(tmp_path / "c.csv", cost="cost")
+
+
+def test_inspect_eval_set_retry_keeps_the_latest_log(tmp_path):
+    """An eval_set() retry writes a new log of the same task (same eval_set_id and
+    task_id) with the finished samples carried over: the older one is left out."""
+    pytest.importorskip("inspect_ai", reason="inspect_ai (optional extra) absent")
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    folder = tmp_path / "set"
+    shutil.copytree(FIX / "inspect_eval_set", folder)
+    ref = load(folder).results
+    first = sorted(folder.glob("*.eval"))[0]
+    old = read_eval_log(str(first))
+    old.eval.created = "2020-01-01T00:00:00+00:00"
+    old.status = "error"
+    for s in old.samples:
+        s.scores["match"].value = "C"  # would change the counts if it were read
+    write_eval_log(old, str(folder / ("2020-01-01T00-00-00-00-00_" + first.name[26:])))
+    d = load(folder)
+    np.testing.assert_array_equal(d.results.successes, ref.successes)
+    np.testing.assert_array_equal(d.results.n_draws, ref.n_draws)
+    assert any(
+        "1 log(s) of an eval_set() task retried later left out" in n for n in d.notes
+    )

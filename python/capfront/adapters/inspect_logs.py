@@ -111,6 +111,34 @@ def _pick_score(scores: Mapping[str, Any], wanted: str | None, where: str) -> An
     return value
 
 
+def _latest_of_eval_sets(ilog: Any, files: list[Path]) -> tuple[list[Any], int]:
+    """(file, log) pairs to read, and how many were left out: an ``eval_set()``
+    retries a failed task in a new log that carries over its finished samples, so
+    of the logs sharing (eval_set_id, task_id, model) only the latest counts. Logs
+    of separate ``eval()`` runs (no eval_set_id) are all kept."""
+    logs = []
+    for f in files:
+        try:
+            logs.append((f, ilog.read_eval_log(str(f))))
+        except Exception as err:  # inspect raises its own error types
+            raise ValueError(f"{f}: not a readable inspect-ai log ({err})") from None
+    latest: dict[tuple[str, str, str], tuple[str, Path]] = {}
+    for f, log in logs:
+        set_id = getattr(log.eval, "eval_set_id", None)
+        if set_id:
+            key = (str(set_id), str(log.eval.task_id), str(log.eval.model))
+            stamp = (str(getattr(log.eval, "created", "") or ""), f)
+            if key not in latest or stamp > latest[key]:
+                latest[key] = stamp
+    keep = {f for _, f in latest.values()}
+    out = [
+        (f, log)
+        for f, log in logs
+        if not getattr(log.eval, "eval_set_id", None) or f in keep
+    ]
+    return out, len(logs) - len(out)
+
+
 def load_inspect(
     path: Path | list[Path],
     *,
@@ -127,11 +155,8 @@ def load_inspect(
     skipped = 0
     files = log_files(path)
     runs: dict[tuple[str, str], list[str]] = {}
-    for f in files:
-        try:
-            log = ilog.read_eval_log(str(f))
-        except Exception as err:  # inspect raises its own error types
-            raise ValueError(f"{f}: not a readable inspect-ai log ({err})") from None
+    logs, superseded = _latest_of_eval_sets(ilog, files)
+    for f, log in logs:
         model = str(log.eval.model)
         task = str(log.eval.task)
         runs.setdefault((task, model), []).append(f.name)
@@ -173,6 +198,11 @@ def load_inspect(
         )
     frame = pd.DataFrame(rows)
     notes = [f"{len(files)} inspect-ai log(s); epochs are generations"]
+    if superseded:
+        notes.append(
+            f"{superseded} log(s) of an eval_set() task retried later left out "
+            "(the latest log of each eval-set task and model is read)"
+        )
     repeated = {k: v for k, v in runs.items() if len(v) > 1}
     if repeated:
         # the same sample in two runs of a task: number the draws run by run
