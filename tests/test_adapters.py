@@ -607,3 +607,12 @@ def test_inspect_eval_set_retry_keeps_the_latest_log(tmp_path):
     assert any(
         "1 log(s) of an eval_set() task retried later left out" in n for n in d.notes
     )
+
+
+def test_cli_format_choices_are_the_adapters_formats(capsys):
+    from capfront.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["report", "x.csv", "--format", "nope"])
+    err = capsys.readouterr().err
+    assert all(repr(f) in err for f in FORMATS)

@@ -33,15 +33,6 @@ DEMO_COST = (
 )
 
 
-def _format_choices() -> tuple[str, ...]:
-    from .adapters import FORMATS  # one list for the CLI and capfront.adapters
-
-    return FORMATS
-
-
-FORMAT_CHOICES = _format_choices()
-
-
 def _common_report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out",
@@ -90,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         "routing, debiased oracles, cost-quality frontiers.",
     )
     from . import __version__
+    from .adapters import FORMATS
 
     parser.add_argument(
         "--version", action="version", version=f"capfront {__version__}"
@@ -111,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rep.add_argument(
         "--format",
-        choices=FORMAT_CHOICES,
+        choices=FORMATS,
         help="input format (default: detected from the path)",
     )
     for role in (
