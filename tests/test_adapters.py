@@ -355,8 +355,11 @@ def test_detect_and_load_errors(tmp_path, routerbench_pkl):
     (tmp_path / "x.weird").write_text("1")
     with pytest.raises(ValueError, match="cannot tell the format"):
         load(tmp_path / "x.weird")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "x.weird").write_text("1")
     with pytest.raises(ValueError, match="cannot tell the format of this folder"):
-        load(tmp_path)
+        load(sub)
     with pytest.raises(ValueError, match="cannot apply"):
         load(FIX / "lm_eval_runs", prices=FIX / "prices.csv")
 
@@ -616,3 +619,12 @@ def test_cli_format_choices_are_the_adapters_formats(capsys):
         main(["report", "x.csv", "--format", "nope"])
     err = capsys.readouterr().err
     assert all(repr(f) in err for f in FORMATS)
+
+
+def test_folder_of_long_tables(tmp_path):
+    for k in range(2):
+        _write(tmp_path / f"part{k}.csv", f"prompt_id,model,score\n{k},x,1\n{k},y,0\n")
+    assert detect_format(tmp_path) == "csv"
+    d = load(tmp_path)
+    assert d.results.n_prompts == 2 and d.results.n_models == 2
+    assert d.notes[0] == "2 table files read as one table"

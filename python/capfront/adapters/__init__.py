@@ -124,8 +124,8 @@ def detect_format(path: str | Path) -> str:
         if next(path.rglob("results_*.json"), None) is not None:
             return "lm-eval"  # which then says to re-run with --log_samples
         tables = wide_files(path)
-        if tables and _looks_wide(tables[0]):
-            return "wide"
+        if tables:  # a folder of tables: one per benchmark (wide) or parts of one
+            return "wide" if _looks_wide(tables[0]) else table_format(tables[0])
         raise ValueError(
             f"{path}: cannot tell the format of this folder; give --format"
         )
@@ -298,9 +298,11 @@ def _load(
         return load_routerbench(paths[0], prompt=prompt, benchmark=benchmark)
     if fmt == "wide" and (many or paths[0].is_dir()):
         return load_wide_folder(path, prompt=prompt, benchmark=benchmark)
-    for p in paths:
-        if p.is_dir():
-            raise ValueError(f"{p}: is a folder; the {fmt} format reads files")
+    # a folder of long (or count) tables: its table files, read as one table
+    paths = [f for p in paths for f in (wide_files(p) if p.is_dir() else [p])]
+    if not paths:
+        raise ValueError(f"{path}: no table files in this folder")
+    many = len(paths) > 1
     kwargs = {**columns, "prices": prices, "counts": True if fmt == "counts" else None}
     table_fmt = None if fmt == "counts" else fmt
     if many:
