@@ -31,16 +31,6 @@ DEMO_COST = (
     "compute proxy from the model cards, not dollars (see "
     "capfront/data/README.md)"
 )
-FORMAT_CHOICES = (
-    "csv",
-    "parquet",
-    "jsonl",
-    "lm-eval",
-    "inspect",
-    "routerbench",
-    "llmrouterbench",
-    "counts",
-)
 
 
 def _common_report_args(p: argparse.ArgumentParser) -> None:
@@ -91,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         "routing, debiased oracles, cost-quality frontiers.",
     )
     from . import __version__
+    from .adapters import FORMATS
 
     parser.add_argument(
         "--version", action="version", version=f"capfront {__version__}"
@@ -103,10 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="full report of an evaluation",
         description="The full capability-frontier report of an evaluation.",
     )
-    rep.add_argument("path", metavar="PATH", help="file or folder of results")
+    rep.add_argument(
+        "path",
+        metavar="PATH",
+        nargs="+",
+        help="file or folder of results; several paths or a quoted glob "
+        "('logs/*.eval') are read as one data set",
+    )
     rep.add_argument(
         "--format",
-        choices=FORMAT_CHOICES,
+        choices=FORMATS,
         help="input format (default: detected from the path)",
     )
     for role in (
@@ -262,7 +259,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .adapters import load
 
     loaded = load(
-        args.path,
+        args.path[0] if len(args.path) == 1 else args.path,
         args.format,
         prompt=args.prompt,
         model=args.model,
