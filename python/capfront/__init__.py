@@ -26,6 +26,7 @@ from .debias import (
     debiased_oracle,
     gap_decomposition,
 )
+from .errors import CapfrontWarning, NotEvalResultsError, OutsideFrontierWarning
 from .expected_max import expected_max_binomial, pass_at_k, subsample_curve
 from .frontier import (
     Frontier,
@@ -44,6 +45,9 @@ from .suffstats import SufficientStats, sufficient_stats
 __version__ = "0.1.0"
 
 __all__ = [
+    "CapfrontWarning",
+    "NotEvalResultsError",
+    "OutsideFrontierWarning",
     "BACKENDS",
     "AuditResult",
     "DebiasResult",
