@@ -186,6 +186,22 @@ def _subsample_curve_np(successes, n_draws, sizes) -> np.ndarray:
     return curve
 
 
+#: refuse subsample curves needing more multiply-adds than this (hours of work)
+_MAX_CURVE_WORK = 1e13
+
+
+def _check_curve_work(size_sum: float, cells: int, largest: int) -> None:
+    """The curve costs about ``cells * sum(sizes)`` multiply-adds: refuse (instead
+    of running for hours, or allocating ``1..G`` at huge G) beyond 1e13."""
+    work = size_sum * cells
+    if work > _MAX_CURVE_WORK:
+        raise ValueError(
+            f"sizes: subset sizes up to {largest} over {cells} cells need about "
+            f"{work:.1e} operations (hours); pass fewer or smaller sizes, e.g. "
+            "sizes=np.unique(np.geomspace(1, G, 30).astype(int))"
+        )
+
+
 def subsample_curve(
     successes: np.ndarray,
     n_draws: int | np.ndarray,
@@ -223,6 +239,7 @@ def subsample_curve(
         raise ValueError("every prompt needs at least one model with draws")
     g_min = int(G[present].min())
     if sizes is None:
+        _check_curve_work(g_min * (g_min + 1) / 2, S.size, g_min)
         sizes_arr = np.arange(1, g_min + 1, dtype=np.int64)
     else:
         sizes_arr = as_int_array(np.atleast_1d(sizes), "sizes").ravel()
@@ -232,6 +249,7 @@ def subsample_curve(
             raise ValueError(
                 f"sizes must lie in 1..{g_min} (the fewest draws of any observed cell)"
             )
+        _check_curve_work(float(sizes_arr.sum()), S.size, int(sizes_arr.max()))
     S = np.ascontiguousarray(S)
     if name == "cpp":
         return core().subsample_curve(S, G, np.ascontiguousarray(sizes_arr))
