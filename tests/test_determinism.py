@@ -131,3 +131,25 @@ def test_invariant_to_prompt_and_model_order(seed, N, L, G):
     shuffled = cf.EvalResults.from_arrays(scores[pi][:, li].astype(np.float64))
     # means over prompts are summed in another order: equal up to rounding
     np.testing.assert_allclose(_estimates(shuffled), base, rtol=1e-12, atol=1e-14)
+
+
+def test_public_calls_from_several_python_threads_match_serial():
+    """Bootstrap, frontier and a debiased estimate, 4 Python threads at once (the
+    C++ thread pool is shared), mixed backends: the serial results, bit for bit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    res = cf.simulate(1000, 4, 6, seed=2)
+    backends = cf.available_backends()
+
+    def run(i: int) -> tuple:
+        b = backends[i % len(backends)]
+        boot = cf.bootstrap(
+            res, "oracle_gain", n_resamples=64, seed=i, keep_replicates=True, backend=b
+        )
+        fr = cf.frontier(res, posthoc=True, backend=b)
+        dec = cf.debiased_oracle(res, "bootstrap_bc", backend=b)
+        return boot.replicates.tobytes(), fr.vertices.tobytes(), dec.value
+
+    serial = [run(i) for i in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(run, range(8))) == serial
