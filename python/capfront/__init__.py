@@ -58,6 +58,9 @@ _EXPORTS: dict[str, str] = {
     "simulate": "simulate",
     "SufficientStats": "suffstats",
     "sufficient_stats": "suffstats",
+    "CapfrontWarning": "errors",
+    "OutsideFrontierWarning": "errors",
+    "NotEvalResultsError": "errors",
 }
 #: submodules reachable as attributes (``capfront.io.load``, ``capfront.studies``)
 _SUBMODULES = frozenset(

@@ -20,6 +20,9 @@ from .debias import audit as audit
 from .debias import bias_curve as bias_curve
 from .debias import debiased_oracle as debiased_oracle
 from .debias import gap_decomposition as gap_decomposition
+from .errors import CapfrontWarning as CapfrontWarning
+from .errors import NotEvalResultsError as NotEvalResultsError
+from .errors import OutsideFrontierWarning as OutsideFrontierWarning
 from .expected_max import expected_max_binomial as expected_max_binomial
 from .expected_max import pass_at_k as pass_at_k
 from .expected_max import subsample_curve as subsample_curve

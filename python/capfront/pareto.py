@@ -13,6 +13,7 @@ import pandas as pd
 
 from ._backend import core, resolve_backend
 from ._numba_frontier import pareto_minima_3d_nb
+from ._validate import bool_flags, real_number, require_results, whole_number
 from .results import EvalResults
 
 __all__ = ["LatencyFrontier", "latency_frontier", "pareto_3d"]
@@ -74,9 +75,7 @@ def pareto_3d(
         raise ValueError(f"points must be shaped (M, 3), got {pts.shape}")
     if np.isnan(pts).any():
         raise ValueError("points contain NaN")
-    flags = [bool(f) for f in maximize]
-    if len(flags) != 3:
-        raise ValueError("maximize must have 3 entries")
+    flags = bool_flags(maximize, 3, "maximize")
     for d, f in enumerate(flags):
         if f:
             pts[:, d] = -pts[:, d]
@@ -422,8 +421,9 @@ def latency_frontier(
 
     from .frontier import _resolve_max_k, frontier_options
 
-    if int(max_policies) < 1:
-        raise ValueError(f"max_policies must be >= 1, got {max_policies}")
+    require_results(results)
+    max_policies = whole_number(max_policies, "max_policies", minimum=1)
+    tol = real_number(tol, "tol", positive=True)
     K = _resolve_max_k(results, posthoc, max_k)
     c, q, om, ok = frontier_options(
         results, posthoc=posthoc, max_k=K if posthoc else None, cost=cost
