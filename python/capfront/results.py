@@ -12,6 +12,7 @@ from ._validate import (
     as_float_array,
     as_int_array,
     check_nonnegative,
+    check_sum_finite,
     labels,
     unique_labels,
 )
@@ -148,6 +149,8 @@ class EvalResults:
         _raise_flags(stats.flags)
         if cell_cost is not None:
             stats.cost_sum = cell_cost * stats.n_draws
+        check_sum_finite(stats.cost_sum, "cost")
+        check_sum_finite(stats.latency_sum, "latency")
         if cell_lat is not None:
             stats.latency_sum = cell_lat * stats.n_draws
             stats.latency_max = np.where(stats.n_draws > 0, cell_lat, 0.0)
@@ -219,6 +222,8 @@ class EvalResults:
         if cell_lat is not None:
             stats.latency_sum = cell_lat * G
             stats.latency_max = np.where(G > 0, cell_lat, 0.0)
+        check_sum_finite(stats.cost_sum, "cost")
+        check_sum_finite(stats.latency_sum, "latency")
         return cls(
             stats,
             models=models,
