@@ -90,6 +90,7 @@ from ._numba_bootstrap import (
     stream_words_nb,
 )
 from ._validate import require_results
+from .baselines import on_common_prompts
 from .results import EvalResults
 
 __all__ = [
@@ -1257,6 +1258,15 @@ def bootstrap(
             f"unknown stratify {stratify!r}; use None, 'benchmark' or 'topic'"
         )
     two_level = bool(two_level)
+    if (
+        isinstance(statistic, str)
+        and statistic in _ORACLE_STATS + tuple(_FRONTIER_STATS)
+        and not results.is_complete
+    ):
+        # single models and oracles are compared on the prompts every model ran
+        # (capfront.baselines' rule), so the statistic is the one naive_oracle,
+        # best_single and the frontier tables report
+        results = on_common_prompts(results)
     if two_level:
         results.require_binary("two_level bootstrap (S* ~ Bin(G, p_hat))")
     name_backend = resolve_backend(backend)

@@ -983,8 +983,21 @@ class Frontier:
         row = cand.iloc[0]
         return str(row["model"]), float(row["quality"]), float(row["cost"])
 
+    def _compared_weights(self) -> np.ndarray:
+        """The frontier's prompt weights on the prompts every model ran: with
+        incomplete coverage, the best single model and the frontier are compared
+        on the same prompts (the rule of ``capfront.baselines``; the other prompts
+        still shape :attr:`vertices`)."""
+        common = self.results.common_prompts
+        if common.all():
+            return self.weights
+        w = np.where(common, self.weights, 0.0)
+        if not (w > 0).any():
+            raise ValueError(str(self.results.coverage_note))
+        return w
+
     def _groups(self) -> dict[str, np.ndarray]:
-        w = self.weights
+        w = self._compared_weights()
         if self.benchmark_labels is None:
             return {"all": w}
         labels = self.benchmark_labels.astype(str)
@@ -1060,7 +1073,7 @@ class Frontier:
             mean_row = num.to_frame().T
             mean_row.index = ["mean"]
             mean_row["best_model"] = ""
-            pooled = self._comparison_row("all", self.weights)
+            pooled = self._comparison_row("all", self._compared_weights())
             table = pd.concat(
                 [
                     table,
@@ -1139,7 +1152,7 @@ class Frontier:
         a = (1 - level) / 2
         groups = list(self._groups().values())
         if len(table) > len(groups):  # "mean" (no interval) and pooled "all"
-            groups += [None, self.weights]
+            groups += [None, self._compared_weights()]
         lo: list[np.ndarray] = []
         hi: list[np.ndarray] = []
         N = self.segments.n_prompts
@@ -1220,7 +1233,13 @@ class Frontier:
                 lo.append(float(res.ci[0]))
                 hi.append(float(res.ci[1]))
             if len(table) > len(lo):  # "mean" (no interval) and pooled "all"
-                res = fn(self.results, statistic, level=level, **kwargs)
+                w = self._compared_weights()
+                data = (
+                    self.results
+                    if w.all()
+                    else self.results.select(np.flatnonzero(w > 0))
+                )
+                res = fn(data, statistic, level=level, **kwargs)
                 lo += [float("nan"), float(res.ci[0])]
                 hi += [float("nan"), float(res.ci[1])]
             table[f"{col}_low"] = lo
