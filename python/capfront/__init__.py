@@ -17,6 +17,7 @@ from ._backend import (
 )
 from .baselines import OracleResult, best_single, naive_oracle, single_models
 from .bootstrap import BootstrapResult, bootstrap  # the function shadows the module
+from .compare import Comparison, TiedSet, compare, tied_with_best
 from .debias import (
     AuditResult,
     DebiasResult,
@@ -37,7 +38,9 @@ from .frontier import (
 )
 from .io import from_count_frame, from_frame, read
 from .pareto import LatencyFrontier, latency_frontier, pareto_3d
+from .plan import Plan, plan  # the function shadows the module
 from .results import EvalResults
+from .router import RouterResult, RouterTable, evaluate_router
 from .simulate import simulate
 from .suffstats import SufficientStats, sufficient_stats
 
@@ -82,4 +85,13 @@ __all__ = [
     "studies",
     "subsample_curve",
     "sufficient_stats",
+    "Comparison",
+    "Plan",
+    "RouterResult",
+    "RouterTable",
+    "TiedSet",
+    "compare",
+    "evaluate_router",
+    "plan",
+    "tied_with_best",
 ]
