@@ -271,3 +271,58 @@ def test_plot_routers(res, choice) -> None:
     ax2 = plot_routers([{"name": "x", "cost": 1.0, "value": 0.5}])
     assert "router: x" in ax2.get_legend_handles_labels()[1]
     plt.close("all")
+
+
+def test_report_router_section_and_cli(tmp_path) -> None:
+    from capfront.cli import main
+    from capfront.report import build_report
+
+    res = cf.simulate(150, 4, 20, n_topics=3, seed=2)
+    rng = np.random.default_rng(0)
+    choice = res.models[rng.integers(0, 4, 150)].astype(str)
+    path = tmp_path / "rnd.csv"
+    pd.DataFrame({"prompt_id": res.prompts, "model": choice}).to_csv(path, index=False)
+    rep = build_report(res, n_resamples=50, audit_sims=0, routers={"rnd": path})
+    sec = rep.data["routers"]
+    direct = cf.evaluate_router(
+        res, path, oracle="bootstrap_bc", n_resamples=50, frontier=cf.frontier(res)
+    )
+    row = sec["routers"][0]
+    assert row["name"] == "rnd" and row["value"] == pytest.approx(direct.value)
+    assert row["ci"] == pytest.approx(list(direct.ci))
+    assert np.isfinite(direct.oracle_gain_share)
+    assert row["oracle_gain_share"] == pytest.approx(direct.oracle_gain_share)
+    assert sec["best_single"]["tied"][0] == cf.best_single(res)[0]
+    md = rep.to_markdown()
+    assert "Routers (paired prompt bootstrap)" in md
+    assert "Best single model and the models tied with it" in md
+    assert "routers" not in build_report(res, n_resamples=20, audit_sims=0).data
+    out = tmp_path / "out"
+    code = main(
+        [
+            "report",
+            str(_long_csv(res, tmp_path)),
+            "--router",
+            f"rnd={path}",
+            "--resamples",
+            "50",
+            "--audit-sims",
+            "0",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
+    assert code == 0
+    data = json.loads((out / "report.json").read_text())
+    assert data["routers"]["routers"][0]["name"] == "rnd"
+    assert (out / "frontier.png").stat().st_size > 0
+    assert main(["report", str(path), "--router", "bad"]) == 1
+
+
+def _long_csv(res: cf.EvalResults, tmp_path) -> object:
+    from capfront.cli import simulated_frame
+
+    path = tmp_path / "long.csv"
+    simulated_frame(res).to_csv(path, index=False)
+    return path

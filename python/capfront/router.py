@@ -215,6 +215,10 @@ class RouterTable:
         return plot_routers(self, ax)
 
 
+# not the frontier's blue nor the single models' red
+_ROUTER_COLORS = ("tab:green", "tab:purple", "tab:orange", "tab:brown", "tab:pink")
+
+
 def plot_routers(routers: Any, ax: Any = None) -> Any:
     """Draw routers as labelled points at (mean cost, accuracy) with their
     bootstrap intervals on both axes. ``routers``: a :class:`RouterTable`, a
@@ -248,7 +252,7 @@ def plot_routers(routers: Any, ax: Any = None) -> Any:
             xerr=xerr,
             fmt="D",
             ms=6,
-            color=f"C{(i + 2) % 10}",
+            color=_ROUTER_COLORS[i % len(_ROUTER_COLORS)],
             capsize=2,
             zorder=4,
             label=f"router: {r['name']}",
