@@ -45,6 +45,8 @@ from .paired import (
 )
 from .results import EvalResults
 
+FEW_CLUSTERS = 20
+
 __all__ = [
     "Comparison",
     "TiedSet",
@@ -297,7 +299,9 @@ def compare(
     Parameters
     ----------
     results : EvalResults
-    a, b : model name, ``"best"`` (the best single model), a name in ``routers``,
+    a, b : model name, ``"best"`` (the best single model of these results, held
+        fixed: its selection noise is what :func:`tied_with_best` reports), a
+        name in ``routers``,
         a choice array / file / table (see :func:`capfront.evaluate_router`) or a
         :class:`~capfront.router.RouterResult`.
     routers : ``{name: choices}`` for router names.
@@ -345,6 +349,11 @@ def compare(
             V, codes, n_resamples=n_resamples, seed=seed, backend=backend
         )
         ci_method = f"paired cluster bootstrap over {n_cl} clusters (percentile)"
+        if n_cl < FEW_CLUSTERS:
+            ci_method += (
+                f"; only {n_cl} clusters: cluster-robust SEs and cluster "
+                "bootstraps are unreliable with so few"
+            )
     return Comparison(
         a=A.name,
         b=Bop.name,
