@@ -32,10 +32,12 @@ def test_every_public_name_resolves():
 def test_functions_shadow_their_modules():
     # the package attribute stays the function after the module is imported
     import capfront.bootstrap  # noqa: F401
+    import capfront.compare  # noqa: F401
     import capfront.frontier  # noqa: F401
+    import capfront.plan  # noqa: F401
     import capfront.simulate  # noqa: F401
 
-    for name in ("bootstrap", "frontier", "simulate"):
+    for name in ("bootstrap", "frontier", "simulate", "compare", "plan"):
         assert isinstance(getattr(capfront, name), types.FunctionType), name
     assert capfront.io.__name__ == "capfront.io"
 

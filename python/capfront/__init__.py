@@ -61,6 +61,15 @@ _EXPORTS: dict[str, str] = {
     "CapfrontWarning": "errors",
     "OutsideFrontierWarning": "errors",
     "NotEvalResultsError": "errors",
+    "Comparison": "compare",
+    "TiedSet": "compare",
+    "compare": "compare",
+    "tied_with_best": "compare",
+    "Plan": "plan",
+    "plan": "plan",
+    "RouterResult": "router",
+    "RouterTable": "router",
+    "evaluate_router": "router",
 }
 #: submodules reachable as attributes (``capfront.io.load``, ``capfront.studies``)
 _SUBMODULES = frozenset(

@@ -13,6 +13,10 @@ from .baselines import naive_oracle as naive_oracle
 from .baselines import single_models as single_models
 from .bootstrap import BootstrapResult as BootstrapResult
 from .bootstrap import bootstrap as bootstrap
+from .compare import Comparison as Comparison
+from .compare import TiedSet as TiedSet
+from .compare import compare as compare
+from .compare import tied_with_best as tied_with_best
 from .debias import AuditResult as AuditResult
 from .debias import DebiasResult as DebiasResult
 from .debias import GapDecomposition as GapDecomposition
@@ -38,7 +42,12 @@ from .io import read as read
 from .pareto import LatencyFrontier as LatencyFrontier
 from .pareto import latency_frontier as latency_frontier
 from .pareto import pareto_3d as pareto_3d
+from .plan import Plan as Plan
+from .plan import plan as plan
 from .results import EvalResults as EvalResults
+from .router import RouterResult as RouterResult
+from .router import RouterTable as RouterTable
+from .router import evaluate_router as evaluate_router
 from .simulate import simulate as simulate
 from .suffstats import SufficientStats as SufficientStats
 from .suffstats import sufficient_stats as sufficient_stats

@@ -5,6 +5,7 @@
   ``report.md`` and the figures, ``--json`` prints the JSON.
 - ``capfront demo [evalperf|mmlu-pro]``: the same report on the bundled example.
 - ``capfront simulate ... --out FILE``: a synthetic data set with its truth.
+- ``capfront plan PILOT --precision 0.01``: prompts and draws an evaluation needs.
 - ``capfront study ...``: the simulation studies (when :mod:`capfront.studies`
   provides a command line).
 
@@ -127,7 +128,15 @@ def build_parser() -> argparse.ArgumentParser:
         "turning token counts into cost",
     )
     _common_report_args(rep)
+    rep.add_argument(
+        "--router",
+        action="append",
+        metavar="NAME=FILE",
+        help="a router's choices (CSV/JSON/JSONL/Parquet with columns prompt_id, "
+        "model[, k]); repeat for several routers",
+    )
     rep.set_defaults(func=cmd_report)
+    _add_plan(sub)
 
     demo = sub.add_parser(
         "demo",
@@ -239,6 +248,7 @@ def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -
             level=args.level,
             audit_sims=args.audit_sims,
             on_step=on_step,
+            routers=_routers(getattr(args, "router", None)),
         )
     written = rep.save(args.out) if args.out else []
     if args.json:
@@ -253,6 +263,28 @@ def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -
         for path in written:
             console.print(f"wrote {path}", highlight=False)
     return 0
+
+
+def _routers(specs: Sequence[str] | None) -> dict[str, str] | None:
+    """``NAME=FILE`` options as ``{name: file}``."""
+    if not specs:
+        return None
+    out: dict[str, str] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"--router {spec!r}: use NAME=FILE")
+        if name in out:
+            raise ValueError(f"--router: the name {name!r} is given twice")
+        out[name] = path
+    return out
+
+
+def _add_plan(sub: Any) -> None:
+    from .adapters import FORMATS
+    from .plan_cli import add_parser
+
+    add_parser(sub, FORMATS)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

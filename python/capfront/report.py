@@ -42,6 +42,7 @@ SECTIONS = (
     "gap_decomposition",
     "frontier",
     "latency_frontier",
+    "routers",
 )
 GAP_MIN_DRAWS = 20
 
@@ -194,6 +195,7 @@ def build_report(
     level: float = 0.95,
     audit_sims: int = 20,
     on_step: Callable[[str], None] | None = None,
+    routers: Mapping[str, Any] | None = None,
 ) -> Report:
     """Run every available analysis on ``results``.
 
@@ -207,6 +209,8 @@ def build_report(
     audit_sims : simulated data sets for :func:`capfront.audit`, which picks the
         debiasing method (0: no audit; bootstrap bias correction is used)
     on_step : called with each section's name before it runs (progress bars)
+    routers : ``{name: choices}`` (see :func:`capfront.evaluate_router`): adds the
+        router section and the models tied with the best single model
 
     Returns
     -------
@@ -249,6 +253,9 @@ def build_report(
             results, rep, state, seed, n_resamples, level
         ),
         "latency_frontier": lambda: _latency_section(results, rep),
+        "routers": lambda: _router_section(
+            results, rep, state, routers, seed, n_resamples, level
+        ),
     }
     for name in SECTIONS:
         if on_step is not None:
@@ -702,6 +709,41 @@ def _latency_section(results: EvalResults, rep: Report) -> Any:
     }
 
 
+def _router_section(
+    results: EvalResults,
+    rep: Report,
+    state: dict[str, Any],
+    routers: Mapping[str, Any] | None,
+    seed: int,
+    n_resamples: int,
+    level: float,
+) -> Any:
+    """Routers given by the caller (``--router NAME=FILE``): accuracy, cost and
+    their position against the best single model (and the models tied with it),
+    the debiased oracle and the frontier (:mod:`capfront.router_report`)."""
+    if not routers:
+        return None
+    from .router_report import router_section
+
+    options = {}
+    audit = rep.objects.get("audit")
+    method = state.get("method", "bootstrap_bc")
+    if method == "pgm" and getattr(audit, "family", None):
+        options["family"] = audit.family
+    out, table = router_section(
+        results,
+        routers,
+        oracle=method,
+        oracle_options=options,
+        frontier=rep.objects.get("frontier"),
+        seed=seed,
+        n_resamples=n_resamples,
+        level=level,
+    )
+    rep.objects["routers"] = table
+    return out
+
+
 # ---------------------------------------------------------------------- rendering
 Block = tuple[str, list[str], list[list[str]], list[str]]  # title, header, rows, notes
 
@@ -1104,6 +1146,9 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
             continue
         h, r = _table(sec)
         out.append((title, h, r, []))
+    from .router_report import router_blocks
+
+    out.extend(router_blocks(data.get("routers")))
     if data.get("unavailable"):
         out.append(
             (
@@ -1229,6 +1274,10 @@ def save_figures(rep: Report, out: Path) -> list[Path]:
                 if kind == "frontier"
                 else "posthoc frontier (best-of-k)"
             )
+        if "routers" in rep.objects:  # routers as points on the prehoc frontier
+            from .router import plot_routers
+
+            plot_routers(rep.objects["routers"], axes[0][0])
     else:
         fig, ax = plt.subplots(figsize=(6.5, 5))
         sm = rep.data.get("single_models") or {}
