@@ -251,7 +251,7 @@ def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -
 
         console = Console()
         if not console.is_terminal:
-            console = Console(width=120)  # files and pipes: wide enough for tables
+            console = Console(width=100)  # files and pipes: the tables fit 100
         rep.print(console)
         for path in written:
             console.print(f"wrote {path}", highlight=False)
