@@ -2,7 +2,7 @@
 
 - ``capfront report PATH``: the full capability-frontier report of an evaluation
   (any format of :mod:`capfront.adapters`); ``--out DIR`` writes ``report.json``,
-  ``report.md`` and the figures, ``--json`` prints the JSON.
+  ``report.md``, ``report.html`` and the figures, ``--json`` prints the JSON.
 - ``capfront demo [evalperf|mmlu-pro]``: the same report on the bundled example.
 - ``capfront simulate ... --out FILE``: a synthetic data set with its truth.
 - ``capfront study ...``: the simulation studies (when :mod:`capfront.studies`
@@ -47,8 +47,9 @@ def _common_report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out",
         metavar="DIR",
-        help="write report.json, report.md, "
-        "frontier.png (and latency_frontier.png) into DIR",
+        help="write report.json, report.md, report.html (one self-contained "
+        "page), frontier.png (and frontier_by_benchmark.png, "
+        "latency_frontier.png) into DIR",
     )
     p.add_argument(
         "--json", action="store_true", help="print the report as JSON instead of tables"

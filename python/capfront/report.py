@@ -780,6 +780,13 @@ def _frontier_section(
     return out
 
 
+def _spread_rows(table: pd.DataFrame, n: int) -> pd.DataFrame:
+    """``n`` rows evenly spaced through ``table`` (first and last kept)."""
+    if len(table) <= n:
+        return table
+    return table.iloc[np.unique(np.linspace(0, len(table) - 1, n).round().astype(int))]
+
+
 def _latency_section(results: EvalResults, rep: Report) -> Any:
     if not results.has_latency:
         return None
@@ -815,7 +822,8 @@ def _latency_section(results: EvalResults, rep: Report) -> Any:
         "n_hull_mean": int(table["hull_mean"].sum()) if "hull_mean" in table else None,
         "exact_mean_hull": exact,
         "notes": notes,
-        "pareto_mean": jsonable(pareto.reset_index(drop=True).head(200)),
+        # up to 200 policies spread evenly over the cost range (all when fewer)
+        "pareto_mean": jsonable(_spread_rows(pareto.reset_index(drop=True), 200)),
     }
 
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ._names import short_names
 from .frontier_plot import declutter, plot_frontier, plotted_costs, use_log_cost
 
@@ -151,6 +149,18 @@ def benchmark_figure(rep: Any) -> Any | None:
     return fig
 
 
+def _finish(rep: Any, fig: Any, ax: Any, xlabel: str, title: str) -> Any:
+    """Labels, title, legend, grid, caption and layout of a one-panel figure."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("accuracy" if rep.results.is_binary else "mean score")
+    ax.set_title(title, fontsize=10)
+    ax.legend(loc="lower right", fontsize=7)
+    ax.grid(alpha=0.3)
+    _caption(rep, fig)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
+
+
 def _fallback_figure(rep: Any) -> Any:
     """Without the frontier: single models (by cost, or ranked) and naive oracles."""
     plt = _pyplot()
@@ -164,33 +174,58 @@ def _fallback_figure(rep: Any) -> Any:
     o = orc.get("prehoc") or {}
     if "value" in o:
         ax.axhline(o["value"], color="tab:blue", label="oracle (plug-in)")
-    ax.set_xlabel("mean cost per prompt" if has_cost else "models, most accurate first")
-    ax.set_ylabel("accuracy" if rep.results.is_binary else "mean score")
-    ax.set_title("single models and the oracle", fontsize=10)
-    ax.legend(loc="lower right", fontsize=8)
-    ax.grid(alpha=0.3)
-    _caption(rep, fig)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    return fig
+    xlabel = "mean cost per prompt" if has_cost else "models, most accurate first"
+    return _finish(rep, fig, ax, xlabel, "single models and the oracle")
 
 
 def latency_figure(rep: Any) -> Any | None:
+    """Policies no other beats on quality, cost and mean latency, coloured by
+    mean latency; single models ringed."""
     lf = rep.objects.get("latency_frontier")
-    if lf is None:
+    table = getattr(lf, "policies", None)
+    if lf is None or table is None or not len(table):
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.8, 5.2))
-    if callable(getattr(lf, "plot", None)):
-        lf.plot(ax=ax)
-    else:
-        pts = np.asarray(getattr(lf, "points", None))
-        if pts.ndim == 2 and pts.shape[1] >= 3:
-            sc = ax.scatter(pts[:, 1], pts[:, 0], c=pts[:, 2], cmap="viridis")
-            fig.colorbar(sc, ax=ax, label="latency")
-            ax.set_xlabel("mean cost per prompt")
-            ax.set_ylabel("accuracy" if rep.results.is_binary else "mean score")
-    fig.tight_layout()
-    return fig
+    fig, ax = plt.subplots(figsize=(7.2, 5.2))
+    pareto = table[table["pareto_mean"]] if "pareto_mean" in table else table
+    single = table[table["source"] == "single"] if "source" in table else table[:0]
+    lat = table["latency_mean"]
+    lo, hi = float(lat.min()), float(lat.max())
+    # a few slow models must not wash out the colours of the rest
+    wide = lo > 0 and hi > 10 * lo
+    norm = (plt.matplotlib.colors.LogNorm if wide else plt.Normalize)(lo, hi)
+    sc = None
+    layers = [
+        (pareto, {"s": 8, "lw": 0}, "not beaten on quality, cost and latency"),
+        (
+            single,
+            {"s": 45, "edgecolors": "tab:red", "linewidths": 1.2},
+            "single models",
+        ),
+    ]
+    for frame, style, label in layers:
+        sc_ = ax.scatter(
+            frame["cost"],
+            frame["quality"],
+            c=frame["latency_mean"],
+            norm=norm,
+            cmap="viridis",
+            label=label,
+            **style,
+        )
+        sc = sc_ if frame is pareto else sc
+    fig.colorbar(sc, ax=ax, label="mean latency per prompt")
+    if use_log_cost([table["cost"].to_numpy()]):
+        ax.set_xscale("log")
+    ax.xaxis.set_major_locator(plt.MaxNLocator(6))
+    xlabel = (
+        "mean cost per prompt"
+        if rep.results.has_cost
+        else "generations per prompt (no cost given)"
+    )
+    return _finish(
+        rep, fig, ax, xlabel, "routing policies by quality, cost and latency"
+    )
 
 
 def save_figures(rep: Any, out: Path) -> list[Path]:

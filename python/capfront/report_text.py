@@ -835,7 +835,7 @@ def _latency_blocks(data: Mapping[str, Any], max_rows: int = 12) -> list[Block]:
     sec = data.get("latency_frontier")
     if sec is None:
         return []
-    title = "Latency frontier (policies no other beats on quality, cost and latency)"
+    title = "Latency frontier"
     if isinstance(sec, Mapping) and "skipped" in sec:
         return [Block(title, [], [], [plain(sec["skipped"])])]
     pts = sec.get("pareto_mean")
@@ -853,17 +853,11 @@ def _latency_blocks(data: Mapping[str, Any], max_rows: int = 12) -> list[Block]:
         ("latency_p95", "P95 latency"),
     ]
     rows = [
-        [
-            names.get(
-                str(r.get("label")), str(r.get("label") or r.get("source") or "routed")
-            )
-            if k == "label"
-            else fmt(r.get(k), k)
-            for k, _ in cols
-        ]
+        [_policy_label(r, names) if k == "label" else fmt(r.get(k), k) for k, _ in cols]
         for r in pts
     ]
     notes = [
+        "policies no other beats on quality, cost and latency at once: "
         f"{sec.get('n_pareto_mean')} of {sec.get('n_candidates')} candidate "
         "policies are not beaten on all of quality (up), cost and mean latency "
         f"(down) ({sec.get('n_pareto_p95')} with P95 latency); {len(pts)} shown, "
@@ -871,6 +865,18 @@ def _latency_blocks(data: Mapping[str, Any], max_rows: int = 12) -> list[Block]:
         *[plain(n) for n in sec.get("notes", [])],
     ]
     return [Block(title, [h for _, h in cols], rows, notes)]
+
+
+def _policy_label(r: Mapping[str, Any], names: Mapping[str, str]) -> str:
+    """``model`` (``model, best of k`` for ``model@k``) for a single model, else
+    "routed" (a mix of models over prompts)."""
+    label = str(r.get("label") or "")
+    if r.get("source") == "single" and label:
+        model, _, k = label.rpartition("@")
+        model = model or label
+        name = names.get(model, model)
+        return name if k in ("", "1") else f"{name}, best of {k}"
+    return "routed (mix of models)"
 
 
 def _generic_blocks(key: str, sec: Any) -> list[Block]:
