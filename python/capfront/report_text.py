@@ -334,7 +334,7 @@ def _data_blocks(data: Mapping[str, Any]) -> list[Block]:
     d = data.get("data") or {}
     rows = []
     if src.get("path"):
-        fmt_ = f" ({src['format']})" if src.get("format") else ""
+        fmt_ = f" (format: {src['format']})" if src.get("format") else ""
         rows.append(["source", f"{src['path']}{fmt_}"])
     if d:
         gmin, gmax = _g(data)
@@ -511,9 +511,9 @@ def _oracle_blocks(data: Mapping[str, Any]) -> list[Block]:
         if deb.get("method_note"):
             notes.append(plain(deb["method_note"]))
     labels = {
-        "prehoc": "oracle, plug-in (best observed rate per prompt)",
-        "posthoc": "any draw of any model right (needs a checker)",
-        "union": "one draw per model, any right (single-draw union)",
+        "prehoc": "oracle, plug-in",
+        "posthoc": "any draw of any model right",
+        "union": "one draw per model, any right",
     }
     for kind, label in labels.items():
         o = orc.get(kind)
@@ -522,6 +522,23 @@ def _oracle_blocks(data: Mapping[str, Any]) -> list[Block]:
     tr = data.get("truth")
     if isinstance(tr, Mapping) and "true_oracle" in tr:
         add("true oracle (known: simulated data)", tr["true_oracle"])
+    shown = [k for k in labels if isinstance(orc.get(k), Mapping) and "value" in orc[k]]
+    if shown:
+        notes.append(
+            "plug-in: each prompt's best observed success rate, averaged"
+            + (
+                "; any draw right: a prompt counts if any draw of any model solved "
+                "it (needs a checker to pick that draw)"
+                if "posthoc" in shown
+                else ""
+            )
+            + (
+                "; one draw per model: the single-draw union oracle"
+                if "union" in shown
+                else ""
+            )
+            + ("" if unit else "; cost: mean cost per prompt of each")
+        )
     gmin, gmax = _g(data)
     if gmax < 2:
         notes.append(
@@ -1008,7 +1025,8 @@ def _footer(data: Mapping[str, Any]) -> str:
 
 
 def _looks_numeric(cell: str) -> bool:
-    head = cell.split(" [")[0].split(" (")[0].replace(",", "").rstrip("%")
+    head = cell.split(" [")[0].split(" (")[0].split(" to ")[0]
+    head = head.replace(",", "").rstrip("%")
     if head in ("-", ""):
         return True
     try:
@@ -1029,9 +1047,11 @@ def fit_widths(
         max([cell_len(h), *(cell_len(r[i]) for r in rows)])
         for i, h in enumerate(header)
     ]
+    # rich's simple box: one edge character each side, three between columns
     budget = (
         width
-        - 2 * (len(header) - 1)
+        - 3 * (len(header) - 1)
+        - 2
         - sum(n for n, num in zip(natural, numeric, strict=True) if num)
     )
     text = sorted((n, i) for i, n in enumerate(natural) if not numeric[i])
