@@ -2,7 +2,7 @@
 
 - ``capfront report PATH``: the full capability-frontier report of an evaluation
   (any format of :mod:`capfront.adapters`); ``--out DIR`` writes ``report.json``,
-  ``report.md`` and the figures, ``--json`` prints the JSON.
+  ``report.md``, ``report.html`` and the figures, ``--json`` prints the JSON.
 - ``capfront demo [evalperf|mmlu-pro]``: the same report on the bundled example.
 - ``capfront simulate ... --out FILE``: a synthetic data set with its truth.
 - ``capfront plan PILOT --precision 0.01``: prompts and draws an evaluation needs.
@@ -38,8 +38,9 @@ def _common_report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out",
         metavar="DIR",
-        help="write report.json, report.md, "
-        "frontier.png (and latency_frontier.png) into DIR",
+        help="write report.json, report.md, report.html (one self-contained "
+        "page), frontier.png (and frontier_by_benchmark.png, "
+        "latency_frontier.png) into DIR",
     )
     p.add_argument(
         "--json", action="store_true", help="print the report as JSON instead of tables"
@@ -258,7 +259,7 @@ def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -
 
         console = Console()
         if not console.is_terminal:
-            console = Console(width=120)  # files and pipes: wide enough for tables
+            console = Console(width=100)  # files and pipes: the tables fit 100
         rep.print(console)
         for path in written:
             console.print(f"wrote {path}", highlight=False)

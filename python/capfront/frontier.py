@@ -1299,84 +1299,26 @@ class Frontier:
         ax: Any = None,
         *,
         label_models: bool = True,
-        logx: bool = False,
-        cost_label: str = "mean cost per prompt",
+        logx: bool | None = None,
+        cost_label: str | None = None,
+        **kwargs: Any,
     ) -> Any:
-        """Draw the frontier, every single model (labelled), each model's best-of-k
-        points (posthoc) and the bootstrap band when attached. Returns the Axes."""
-        import matplotlib.pyplot as plt
+        """Draw the frontier, the single models (the best one, the cheapest and
+        those on or near the frontier named), each model's best-of-k curve
+        (posthoc), the bootstrap band when attached, and arrows from the best
+        single model to the frontier at its cost and at its accuracy. ``logx=None``
+        makes the cost axis logarithmic when costs span more than 10x. More
+        options: :func:`capfront.frontier_plot.plot_frontier`. Returns the Axes."""
+        from .frontier_plot import plot_frontier
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(8, 5.5))
-        v = self.vertices
-        if self.band is not None:
-            ax.fill_between(
-                self.band["cost"],
-                self.band["lower"],
-                self.band["upper"],
-                color="tab:blue",
-                alpha=0.2,
-                lw=0,
-                label=f"{self.band.get('level', 0.95):.0%} bootstrap band",
-            )
-        kind = "posthoc" if self.posthoc else "prehoc"
-        ax.plot(
-            v[:, 0], v[:, 1], "-", color="tab:blue", lw=2, label=f"frontier ({kind})"
+        return plot_frontier(
+            self,
+            ax,
+            label_models=label_models,
+            logx=logx,
+            cost_label=cost_label,
+            **kwargs,
         )
-        pts = self.single_points()
-        singles = pts[pts["k"] == 1]
-        right = float(pts["cost"].max()) if len(pts) else v[-1, 0]
-        if right > v[-1, 0]:  # more budget buys nothing: the frontier is flat
-            ax.plot(
-                [v[-1, 0], right], [v[-1, 1], v[-1, 1]], "--", color="tab:blue", lw=1
-            )
-        ax.scatter(
-            singles["cost"],
-            singles["quality"],
-            s=18,
-            color="tab:red",
-            zorder=3,
-            label="single models",
-        )
-        if self.posthoc:
-            for _model, grp in pts.groupby("model", sort=False):
-                grp = grp.sort_values("k")
-                if len(grp) < 2:
-                    continue
-                ax.plot(grp["cost"], grp["quality"], ":", color="gray", lw=0.8)
-                ax.scatter(
-                    grp["cost"].iloc[1:],
-                    grp["quality"].iloc[1:],
-                    s=6,
-                    color="gray",
-                    zorder=2,
-                )
-                last = grp.iloc[-1]
-                if label_models:
-                    ax.annotate(
-                        f"k={int(last['k'])}",
-                        (last["cost"], last["quality"]),
-                        fontsize=5,
-                        color="gray",
-                        xytext=(2, 0),
-                        textcoords="offset points",
-                    )
-        if label_models:
-            for _, row in singles.iterrows():
-                ax.annotate(
-                    str(row["model"]),
-                    (row["cost"], row["quality"]),
-                    fontsize=5,
-                    xytext=(2, 2),
-                    textcoords="offset points",
-                )
-        if logx:
-            ax.set_xscale("log")
-        ax.set_xlabel(cost_label)
-        ax.set_ylabel("mean quality")
-        ax.legend(loc="lower right", fontsize=8)
-        ax.grid(alpha=0.3)
-        return ax
 
 
 def _metric_statistic(
