@@ -193,12 +193,18 @@ def test_rich_output(sim_report):
     assert "Single models" in text and "oracle, plug-in" in text
 
 
-def test_save_without_frontier_api(tmp_path, monkeypatch):
-    """The figure falls back to single models and naive oracles."""
+def test_save_without_frontier(tmp_path, monkeypatch):
+    """A frontier section that cannot be computed is skipped with its reason, and
+    the figure falls back to single models and naive oracles."""
+    import capfront.report as report_mod
+
+    def no_frontier(*args, **kwargs):
+        raise ValueError("no frontier for this data")
+
     res = load(FIX / "counts.csv").results
-    monkeypatch.delattr(capfront, "frontier", raising=False)
+    monkeypatch.setattr(report_mod, "_frontier_section", no_frontier)
     rep = build_report(res, n_resamples=50, audit_sims=0)
-    assert "capfront.frontier" in rep.data["unavailable"]
+    assert rep.data["frontier"] == {"skipped": "no frontier for this data"}
     rep.save(tmp_path)
     assert (tmp_path / "frontier.png").exists()
 
