@@ -78,3 +78,41 @@ def test_plain_and_interval_helpers():
     big = np.zeros(200_001)
     assert plain(big) == {"shape": [200_001], "dtype": "float64"}
     assert plain({1: np.bool_(True), "t": (np.nan,)}) == {"1": True, "t": [None]}
+
+
+def _check_protocol(result) -> None:
+    value = result.value
+    assert isinstance(float(value), float)
+    low, high = result.ci
+    level = float(result.level)
+    if math.isfinite(low):
+        assert low <= high and 0 < level < 1
+    d = result.to_dict()
+    json.dumps(d, allow_nan=False)  # JSON-ready
+    assert set(d) >= {"value", "ci", "level"}
+    assert isinstance(result.to_frame(), pd.DataFrame)
+
+
+def test_public_results_follow_the_protocol():
+    import capfront as cf
+
+    res = cf.simulate(200, 3, 6, seed=4)
+    fr = cf.frontier(res)
+    results = [
+        cf.debiased_oracle(res, "bootstrap_bc"),
+        cf.debiased_oracle(res, "crossfit", ci=0.9),
+        cf.bootstrap(res, "naive_oracle", n_resamples=50),
+        cf.gap_decomposition(res),
+        fr,
+        fr.policy_at(float(fr.vertices[len(fr.vertices) // 2, 0])),
+        cf.evaluate_router(
+            res, res.models[res.p_hat[:, :2].argmax(axis=1)], n_resamples=50
+        ),
+        cf.compare(res, res.models[0], res.models[1], n_resamples=50),
+    ]
+    for r in results:
+        _check_protocol(r)
+    assert cf.bootstrap(res, "naive_oracle", n_resamples=50).value == (
+        cf.naive_oracle(res).value
+    )
+    assert fr.to_frame().shape == (len(fr.vertices), 2)

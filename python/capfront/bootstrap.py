@@ -89,6 +89,7 @@ from ._numba_bootstrap import (
     bootstrap_two_level_sums_nb,
     stream_words_nb,
 )
+from ._protocol import ResultProtocol
 from ._validate import require_results
 from .baselines import on_common_prompts
 from .results import EvalResults
@@ -126,8 +127,9 @@ _ROWS = 1 << 15  # prompts per chunk when building columns
 
 # --------------------------------------------------------------------------- result
 @dataclass(frozen=True)
-class BootstrapResult:
-    """A bootstrap confidence interval.
+class BootstrapResult(ResultProtocol):
+    """A bootstrap confidence interval (the result protocol: ``value`` is
+    ``estimate``).
 
     Attributes
     ----------
@@ -156,6 +158,10 @@ class BootstrapResult:
     replicates: np.ndarray | None = field(default=None, repr=False)
     acceleration: float | None = None
     z0: float | None = None
+
+    @property
+    def value(self) -> float:
+        return self.estimate
 
     @property
     def low(self) -> float:

@@ -34,6 +34,7 @@ from ._numba_frontier import (
     hull_segments_dense_nb,
     hull_segments_posthoc_nb,
 )
+from ._protocol import ResultProtocol, plain
 from ._validate import (
     check_sum_finite,
     require_results,
@@ -742,7 +743,7 @@ def frontier_metrics(
 
 # --------------------------------------------------------------------------- policy
 @dataclass
-class PolicyAt:
+class PolicyAt(ResultProtocol):
     """The frontier's routing policy at a budget.
 
     Attributes
@@ -774,10 +775,30 @@ class PolicyAt:
     share: pd.Series
     randomised: dict[str, Any] | None = None
 
+    @property
+    def value(self) -> float:
+        return self.quality
+
+    def to_dict(self) -> dict[str, Any]:
+        """``value`` (quality), ``cost``, ``share`` per model, ``randomised``;
+        the per-prompt arrays are in :meth:`to_frame`."""
+        d = self._protocol_head()
+        d.update(
+            cost=plain(self.cost),
+            quality=plain(self.quality),
+            share=plain(self.share),
+            randomised=plain(self.randomised),
+        )
+        return d
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per prompt: the chosen ``option``, its ``model`` and ``k``."""
+        return pd.DataFrame({"option": self.option, "model": self.model, "k": self.k})
+
 
 # --------------------------------------------------------------------------- Frontier
 @dataclass
-class Frontier:
+class Frontier(ResultProtocol):
     """The exact cost-quality frontier (SPEC 6). Build with :func:`frontier`.
 
     Attributes
@@ -807,6 +828,31 @@ class Frontier:
     benchmark_labels: np.ndarray | None = None
     backend: str | None = None
     band: dict[str, np.ndarray] | None = None
+
+    @property
+    def value(self) -> float:
+        """The result protocol's headline: the AIQ (:meth:`aiq`)."""
+        return float(self.aiq())
+
+    def to_dict(self) -> dict[str, Any]:
+        """``value`` (AIQ), the kind, the top quality and its cost, and the
+        vertices as ``[cost, quality]`` pairs."""
+        d = self._protocol_head()
+        d.update(
+            posthoc=self.posthoc,
+            max_k=int(self.max_k),
+            quality=self.quality if isinstance(self.quality, str) else "given",
+            n_prompts=int((self.weights > 0).sum()),
+            models=plain(self.models.astype(str)),
+            max_quality=plain(self.max_quality),
+            n_vertices=len(self.vertices),
+            vertices=plain(self.vertices),
+        )
+        return d
+
+    def to_frame(self) -> pd.DataFrame:
+        """The vertices: one row per vertex, columns ``cost`` and ``quality``."""
+        return pd.DataFrame(self.vertices, columns=["cost", "quality"])
 
     def __repr__(self) -> str:
         kind = f"posthoc k<={self.max_k}" if self.posthoc else "prehoc"

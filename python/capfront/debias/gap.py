@@ -7,13 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from .._protocol import ResultProtocol
 from ..results import EvalResults
 
 MIN_DRAWS_FOR_BOUNDS = 20
 
 
 @dataclass
-class GapDecomposition:
+class GapDecomposition(ResultProtocol):
     """``R <= O_repro <= O_exp`` with ``Delta = O_exp - O_repro`` (seed 003).
 
     Attributes
@@ -54,6 +55,20 @@ class GapDecomposition:
     committed_cost: float
     n_clusters: int
     label: str
+
+    @property
+    def value(self) -> float:
+        """The result protocol's headline: ``Delta`` (plug-in), the single-draw
+        noise floor no committing router can reach."""
+        return self.delta_plugin
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """One-sided ``level`` interval of ``Delta``: ``(0, delta_upper)``
+        (``Delta >= 0`` always); NaN when no bound could be computed."""
+        if self.delta_upper is None:
+            return (float("nan"), float("nan"))
+        return (0.0, float(self.delta_upper))
 
     def summary(self) -> str:
         lines = [

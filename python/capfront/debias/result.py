@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from .._protocol import ResultProtocol, plain
+
 
 @dataclass
-class DebiasResult:
+class DebiasResult(ResultProtocol):
     """A debiased estimate of ``O_true = mean_n max_l p[n, l]`` (SPEC 4).
 
     Attributes
@@ -18,8 +20,9 @@ class DebiasResult:
     value : the estimate.
     method : the estimator's name.
     naive : the plug-in oracle ``mean_n max_l p_hat[n, l]`` of the same data.
-    ci : ``(lower, upper)`` when a confidence level was asked for, else ``None``.
-    level : the confidence level of ``ci``.
+    ci : ``(lower, upper)`` when a confidence level was asked for, else
+        ``(nan, nan)`` (the result protocol: unpacking always works).
+    level : the confidence level of ``ci`` (NaN without one).
     ci_method : how ``ci`` was computed.
     se : prompt-level standard error (linearised), when available.
     diagnostics : method-specific details (fitted ``lam``, the curve, the latent fit).
@@ -32,10 +35,33 @@ class DebiasResult:
     level: float | None = None
     ci_method: str | None = None
     se: float | None = None
-    diagnostics: dict[str, Any] = field(default_factory=dict)
+    diagnostics: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.ci is None:
+            self.ci = (float("nan"), float("nan"))
+        if self.level is None:
+            self.level = float("nan")
 
     def __float__(self) -> float:
         return self.value
+
+    def to_dict(self) -> dict[str, Any]:
+        """The protocol's ``value``, ``ci``, ``level``; ``method``, ``naive``,
+        ``ci_method``, ``se`` and the scalar diagnostics (fitted ``lam``, ...)."""
+        d = self._protocol_head()
+        d.update(
+            method=self.method,
+            naive=plain(self.naive),
+            ci_method=self.ci_method,
+            se=plain(self.se),
+        )
+        d["diagnostics"] = {
+            k: plain(v)
+            for k, v in self.diagnostics.items()
+            if v is None or isinstance(v, (bool, int, float, str, np.number))
+        }
+        return d
 
     def __getattr__(self, name: str) -> Any:
         # diagnostics as attributes (``res.lam``, ``res.curve``)
@@ -45,7 +71,8 @@ class DebiasResult:
         raise AttributeError(name)
 
     def __repr__(self) -> str:
-        ci = "" if self.ci is None else f", ci=({self.ci[0]:.4f}, {self.ci[1]:.4f})"
+        lo, hi = self.ci
+        ci = "" if lo != lo else f", ci=({lo:.4f}, {hi:.4f})"  # NaN: none
         return (
             f"DebiasResult(method={self.method!r}, value={self.value:.4f}, "
             f"naive={self.naive:.4f}{ci})"
