@@ -65,7 +65,7 @@ def test_tables_from_rows() -> None:
     text = rb.method_table(rows, "t")
     # naive bias +4 points; every other method +0.15 (within a quarter: marked)
     assert "| topics | 4 | 5 | 4 | +4.00 (4.00) | +0.15* (0.19) |" in text
-    assert "| topics | 1 | 1; 0.04; 0.19 |" in rb.summary_table(rows, "t")
+    assert "| topics | 1 | 1/1; 0.04; 0.19 |" in rb.summary_table(rows, "t")
     audit = rb.audit_table(rows, rows, "t")
     # the interval [0.795, 0.815] is the same in every rep
     # and holds the truth 0.80: 4/4 covered (above 99%: not marked)
