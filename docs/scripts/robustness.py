@@ -109,14 +109,16 @@ def _base_row(key: dict[str, Any], w: Any, seed: int) -> dict[str, Any]:
     }
 
 
-def run_methods(key: dict[str, Any], N: int) -> dict[str, Any]:
+def run_methods(
+    key: dict[str, Any], N: int, methods: tuple[str, ...] = METHODS
+) -> dict[str, Any]:
     """Every method's estimate on one world (NaN and the error when one fails)."""
     import capfront as cf
 
     w, seed = _world(key["family"], key["L"], key["G"], key["rep"], N)
     row = _base_row(key, w, seed)
     t0 = time.perf_counter()
-    for m in METHODS:
+    for m in methods:
         try:
             row[m] = float(cf.debiased_oracle(w.results, m).value)
         except Exception as exc:  # a failing method is a result, not a crash
@@ -198,7 +200,7 @@ def run(args: argparse.Namespace) -> None:
     def jobs(pool: Any) -> Iterable[Any]:
         if args.audit:
             return (pool.submit(run_audit, k, args.N, args.audit_sims) for k in todo)
-        return (pool.submit(run_methods, k, args.N) for k in todo)
+        return (pool.submit(run_methods, k, args.N, args.methods) for k in todo)
 
     batch: list[dict[str, Any]] = []
     with ProcessPoolExecutor(
@@ -234,18 +236,25 @@ def _stats(err: np.ndarray) -> tuple[float, float, float, float]:
     return bias, se_bias, rmse, se_mse / (2 * rmse) if rmse > 0 else np.nan
 
 
+def _ran(d: pd.DataFrame) -> list[str]:
+    """The methods with estimates in these rows (naive is its own column)."""
+    return [m for m in METHODS if m != "naive" and m in d and d[m].notna().any()]
+
+
 def method_table(rows: pd.DataFrame, tag: str) -> str:
     """Bias +- MCSE (and RMSE) per method per cell, points, vs the prompts'
     oracle; a * marks a cell meeting the bias target."""
     d = rows[rows["tag"] == tag]
-    head = ["family", "L", "G", "n", *[SHORT[m] for m in METHODS]]
+    ran = _ran(d)
+    head = ["family", "L", "G", "n", "naive", *[SHORT[m] for m in ran]]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (f, L, G), g in d.groupby(["family", "L", "G"], sort=False):
-        naive_bias = _stats((g["naive"] - g["oracle"]).to_numpy())[0] / 100
-        cells = [f, str(L), str(G), str(len(g))]
-        for m in METHODS:
+        naive_bias = _stats((g["naive_value"] - g["oracle"]).to_numpy())[0] / 100
+        b, _, r, _ = _stats((g["naive_value"] - g["oracle"]).to_numpy())
+        cells = [f, str(L), str(G), str(len(g)), f"{b:+.2f} ({r:.2f})"]
+        for m in ran:
             b, sb, r, _ = _stats((g[m] - g["oracle"]).to_numpy())
-            mark = "*" if m != "naive" and _target(b / 100, naive_bias) else ""
+            mark = "*" if _target(b / 100, naive_bias) else ""
             cells.append(f"{b:+.2f}{mark} ({r:.2f})")
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
@@ -257,16 +266,15 @@ def summary_table(rows: pd.DataFrame, tag: str) -> str:
     within max(naive bias / 4, 0.2 points); the worst |bias| / naive bias; the
     worst RMSE (points)."""
     d = rows[rows["tag"] == tag]
-    head = ["family", "cells", *[SHORT[m] for m in METHODS if m != "naive"]]
+    ran = _ran(d)
+    head = ["family", "cells", *[SHORT[m] for m in ran]]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for f, gf in d.groupby("family", sort=False):
         cells = [f, str(gf.groupby(["L", "G"]).ngroups)]
-        for m in METHODS:
-            if m == "naive":
-                continue
+        for m in ran:
             met, met_rmse, ratio, worst = 0, 0, 0.0, 0.0
             for _, g in gf.groupby(["L", "G"]):
-                nb = _stats((g["naive"] - g["oracle"]).to_numpy())[0] / 100
+                nb = _stats((g["naive_value"] - g["oracle"]).to_numpy())[0] / 100
                 b, _, r, _ = _stats((g[m] - g["oracle"]).to_numpy())
                 met += _target(b / 100, nb)
                 met_rmse += _target(r / 100, nb)
@@ -377,6 +385,7 @@ def main() -> None:
     ap.add_argument("--N", type=int, default=2000)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--first-rep", type=int, default=0)
+    ap.add_argument("--methods", type=lambda s: tuple(s.split(",")), default=METHODS)
     ap.add_argument("--audit", action="store_true", help="audit rows, not methods")
     ap.add_argument("--audit-sims", type=int, default=40)
     ap.add_argument("--workers", type=int, default=1)
