@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from ..results import EvalResults
 from ._input import check_counts, counts, topic_codes
@@ -22,6 +23,7 @@ from .bias_correction import (
     naive_decomposition,
     naive_rows,
 )
+from .classes import fit_pgm, pgm_decomposition, posterior_max
 from .crossfit import crossfit_decomposition
 from .extrapolation import (
     curve_rows,
@@ -30,7 +32,7 @@ from .extrapolation import (
     jackknife_decomposition,
 )
 from .graded import crossfit_graded, extrapolation_graded, jackknife_graded
-from .latent import LatentFit, fit_latent, pgm_decomposition, posterior_max
+from .latent import LatentFit, fit_latent
 from .result import DebiasResult, Decomposition
 
 METHODS = (
@@ -55,6 +57,8 @@ GRADED_MC = {
     "extrapolation": extrapolation_graded,
     "jackknife": jackknife_graded,
 }
+# pgm's latent prompt classes by default ("auto": chosen by BIC from 1, 2, 4, 8)
+PGM_LATENT_CLASSES: int | str = "auto"
 _OPTIONS = {
     "naive": (),
     "bootstrap_bc": (),
@@ -62,7 +66,15 @@ _OPTIONS = {
     "crossfit": (),
     "extrapolation": ("lam", "fit_from"),
     "jackknife": ("lam",),
-    "pgm": ("family", "scale", "use_topics", "init", "max_iter", "tol"),
+    "pgm": (
+        "family",
+        "scale",
+        "use_topics",
+        "init",
+        "max_iter",
+        "tol",
+        "latent_classes",
+    ),
 }
 
 
@@ -117,6 +129,7 @@ def decompose_counts(
         return jackknife_decomposition(S, G, backend=backend, **options)
     opts = dict(options)
     opts.pop("use_topics", None)
+    opts.setdefault("latent_classes", PGM_LATENT_CLASSES)
     return pgm_decomposition(S, G, topic, backend=backend, **opts)
 
 
@@ -292,12 +305,7 @@ def debiased_oracle(
     out.diagnostics.pop("linear", None)
     out.diagnostics.pop("grad", None)
     if aud is not None:
-        out.level = float(aud.level if ci is None else ci)
-        out.ci = aud.interval(
-            value, out.se or 0.0, method, target=ci_target, level=out.level
-        )
-        out.ci_method = f"capfront.audit: value +- z * measured RMSE ({ci_target})"
-        out.diagnostics["audit"] = aud
+        _audit_interval(out, aud, method, ci, ci_target)
     elif ci is not None:
         out.level = float(ci)
         from ..bootstrap import PerPrompt, bootstrap
@@ -325,6 +333,41 @@ def debiased_oracle(
         out.ci = (float(res.ci[0]), float(res.ci[1]))
         out.ci_method = "capfront.bootstrap (prompt bootstrap)"
     return out
+
+
+def _audit_interval(out: DebiasResult, aud, method: str, ci, ci_target: str) -> None:
+    """The audit's quoted value and interval on ``out`` (see
+    :func:`capfront.debias.audit.quote`): the estimate minus the audit's measured
+    bias when it corrects, the interval from the worst error over the worlds
+    that passed its checks (or the cross-fit / naive bracket when none did)."""
+    from .audit import quote
+
+    out.level = float(aud.level if ci is None else ci)
+    out.diagnostics["raw_value"] = out.value
+    out.diagnostics["audit"] = aud
+    if not aud.trusted and ci_target == "prompts":
+        q = quote(aud, out.level)  # the bracket (widened to hold the value)
+        out.ci = (min(q["ci"][0], out.value), max(q["ci"][1], out.value))
+        note = q["how"]
+    else:
+        out.value = out.value - aud.correction(method)
+        out.ci = aud.interval(
+            out.value, out.se or 0.0, method, target=ci_target, level=out.level
+        )
+        if ci_target == "prompts" and method == aud.recommended:
+            note = quote(aud, out.level)["how"]
+        else:
+            z = float(stats.norm.ppf(0.5 + out.level / 2))
+            what = (
+                "these prompts" if ci_target == "prompts" else "the prompt population"
+            )
+            note = (
+                f"{method} estimate +- {z:.2f} x the largest error the audit measured "
+                f"for it (the oracle of {what}) across its simulated worlds that "
+                "reproduced the data's checks"
+            )
+    out.ci_method = note
+    out.diagnostics["ci_note"] = note
 
 
 def naive_rows_any(results: EvalResults) -> np.ndarray:
@@ -394,6 +437,7 @@ __all__ = [
     "decompose_counts",
     "decomposition",
     "fit_latent",
+    "fit_pgm",
     "gap_decomposition",
     "posterior_max",
 ]
