@@ -354,6 +354,9 @@ def audit_summary(audits: pd.DataFrame, tag: str) -> str:
 
 def tables(args: argparse.Namespace) -> None:
     methods = pd.read_csv(METHODS_CSV) if METHODS_CSV.exists() else None
+    if methods is not None:  # cells still running (or cut short) are left out
+        size = methods.groupby(["tag", "family", "L", "G"])["rep"].transform("size")
+        methods = methods[size >= args.min_reps]
     audits = pd.read_csv(AUDIT_CSV) if AUDIT_CSV.exists() else None
     tags = args.tags or sorted(
         set(methods["tag"] if methods is not None else [])
@@ -396,6 +399,12 @@ def main() -> None:
     ap.add_argument("--flush", type=int, default=10, help="rows per append")
     ap.add_argument("--tag", default="before")
     ap.add_argument("--tables", action="store_true")
+    ap.add_argument(
+        "--min-reps",
+        type=int,
+        default=20,
+        help="--tables: method cells with fewer repetitions are left out",
+    )
     ap.add_argument("--summary", action="store_true", help="--tables per family only")
     ap.add_argument("--tags", type=lambda s: s.split(","), default=None)
     args = ap.parse_args()
