@@ -352,12 +352,66 @@ def audit_summary(audits: pd.DataFrame, tag: str) -> str:
     return "\n".join(out)
 
 
+def compare_table(
+    methods: pd.DataFrame, audits: pd.DataFrame, a: str, b: str, method: str = "pgm"
+) -> str:
+    """Per family, on the keys (family, L, G, rep) both tags ran: ``method``'s
+    cells within the bias target, mean |bias| over cells and worst RMSE
+    (points), then the quoted estimate's RMSE and interval coverage over the
+    audits both tags ran."""
+    cols = ["family", "L", "G", "rep"]
+    out = [
+        f"| family | cells (reps) | {method} on target {a} / {b} | mean abs bias "
+        f"{a} / {b} | worst RMSE {a} / {b} | audits | quoted RMSE {a} / {b} | "
+        f"coverage {a} / {b} |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    ma = methods[methods["tag"] == a].set_index(cols)
+    mb = methods[methods["tag"] == b].set_index(cols)
+    both = ma.index.intersection(mb.index)
+    ok = audits["value"].notna()
+    aa = audits[(audits["tag"] == a) & ok].set_index(cols)
+    ab = audits[(audits["tag"] == b) & ok].set_index(cols)
+    aud = aa.index.intersection(ab.index)
+    for f in dict.fromkeys(both.get_level_values("family")):
+        res = {}
+        for tag, m in ((a, ma), (b, mb)):
+            g = m.loc[[k for k in both if k[0] == f]].reset_index()
+            met, absb, worst, n = 0, [], 0.0, 0
+            for _, c in g.groupby(["L", "G"]):
+                nb = _stats((c["naive_value"] - c["oracle"]).to_numpy())[0] / 100
+                bias, _, r, _ = _stats((c[method] - c["oracle"]).to_numpy())
+                met += _target(bias / 100, nb)
+                absb.append(abs(bias))
+                worst = max(worst, r)
+                n += 1
+            res[tag] = (met, n, float(np.mean(absb)), worst, len(g))
+        keys = [k for k in aud if k[0] == f]
+        cov, rm = {}, {}
+        for tag, t in ((a, aa), (b, ab)):
+            g = t.loc[keys]
+            k, n = _coverage(g, "lo", "hi", "oracle")
+            cov[tag] = f"{k}/{n}"
+            rm[tag] = _stats((g["value"] - g["oracle"]).to_numpy())[2]
+        ra, rb_ = res[a], res[b]
+        out.append(
+            f"| {f} | {ra[1]} ({ra[4] // max(ra[1], 1)}) | {ra[0]} / {rb_[0]} | "
+            f"{ra[2]:.2f} / {rb_[2]:.2f} | {ra[3]:.2f} / {rb_[3]:.2f} | {len(keys)} | "
+            f"{rm[a]:.2f} / {rm[b]:.2f} | {cov[a]} / {cov[b]} |"
+        )
+    return "\n".join(out)
+
+
 def tables(args: argparse.Namespace) -> None:
     methods = pd.read_csv(METHODS_CSV) if METHODS_CSV.exists() else None
-    if methods is not None:  # cells still running (or cut short) are left out
+    if methods is not None and not args.compare:  # cells cut short are left out
         size = methods.groupby(["tag", "family", "L", "G"])["rep"].transform("size")
         methods = methods[size >= args.min_reps]
     audits = pd.read_csv(AUDIT_CSV) if AUDIT_CSV.exists() else None
+    if args.compare:
+        a, b = args.compare
+        print(compare_table(methods, audits, a, b))
+        return
     tags = args.tags or sorted(
         set(methods["tag"] if methods is not None else [])
         | set(audits["tag"] if audits is not None else [])
@@ -404,6 +458,13 @@ def main() -> None:
         type=int,
         default=20,
         help="--tables: method cells with fewer repetitions are left out",
+    )
+    ap.add_argument(
+        "--compare",
+        type=lambda s: s.split(","),
+        default=None,
+        help="--tables: "
+        "TAG_A,TAG_B per family on the keys both ran (pgm and the quoted value)",
     )
     ap.add_argument("--summary", action="store_true", help="--tables per family only")
     ap.add_argument("--tags", type=lambda s: s.split(","), default=None)
