@@ -82,3 +82,15 @@ def test_append_resumes_and_widens(tmp_path: Path) -> None:
     rb._append(path, [{"tag": "b", "family": "f", "L": 1, "G": 2, "rep": 0, "y": 3}])
     back = pd.read_csv(path)
     assert list(back["x"].fillna(-1)) == [1, 2, -1] and back["y"].iloc[2] == 3
+
+
+def test_compare_pairs_the_keys_both_tags_ran() -> None:
+    a = _rows("a")
+    b = _rows("b").iloc[:2].copy()  # "b" ran only reps 0 and 1
+    b["pgm"] = b["oracle"] + 0.01  # +1 point: off target (naive bias 4 points)
+    b["lo"], b["hi"] = 0.85, 0.9  # misses the truth 0.80
+    rows = pd.concat([a, b], ignore_index=True)
+    text = rb.compare_table(rows, rows, "a", "b")
+    # one cell, 2 paired reps; a: +0.05 points mean bias, b: +1.00
+    assert "| topics | 1 (2) | 1 / 0 | 0.05 / 1.00 |" in text
+    assert "| 2 | " in text and "2/2 / 0/2 |" in text
