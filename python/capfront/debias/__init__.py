@@ -242,9 +242,12 @@ def debiased_oracle(
     method : str
         - ``"pgm"`` (default): latent difficulty/topic/aptitude model fitted by
           empirical Bayes, ``mean_n E_post[max_l p]`` (SPEC 4b; our design, see
-          :mod:`capfront.debias.latent`). Options ``family`` (``"logitnormal"``,
-          ``"betabinomial"``), ``scale`` (fix the cell-effect scale),
-          ``use_topics`` (default True: use ``results.topic``).
+          :mod:`capfront.debias.latent`), with latent prompt classes
+          (:mod:`capfront.debias.classes`): ``latent_classes="auto"`` (default:
+          chosen by BIC from 1, 2, 4, 8) or an int (``1``: the one-class model).
+          Options ``family`` (``"logitnormal"``, ``"betabinomial"``), ``scale``
+          (fix the cell-effect scale), ``use_topics`` (default True: use
+          ``results.topic``; the classes are then found within each topic).
         - ``"extrapolation"``: ``O_inf`` of ``O_biased(g) = O_inf + a g^-lam`` fitted
           to the exact subsample curve (SPEC 4a); options ``lam`` (fix it; free in
           [0.1, 1.5] otherwise), ``fit_from``. Needs ``G >= 4``.
@@ -267,13 +270,18 @@ def debiased_oracle(
     n_resamples, seed : bootstrap size and seed.
     backend : ``"cpp"``, ``"numba"`` or ``"numpy"``.
     audit : an :class:`~capfront.debias.audit.AuditResult` of these results, or
-        ``True`` to run ``capfront.audit(results, seed=seed)`` here. The interval
-        is then the audit's (:meth:`AuditResult.interval`): ``value +- z rmse``
-        with the RMSE the audit measured for ``method`` on data simulated like
-        these (refits included), at level ``ci`` (default: the audit's). It
-        covers the oracle of the given prompts (``ci_target="prompts"``) or, with
+        ``True`` to run ``capfront.audit(results, seed=seed)`` here. Then
+        ``value`` and ``ci`` are the audit's quoted number and interval
+        (``audit.quoted`` for ``method=audit.recommended``): the estimate (minus
+        the audit's measured bias when the audit corrects), ``+- z`` times the
+        largest RMSE the audit measured for ``method`` over its simulated
+        worlds that reproduced the data's checks, at level ``ci`` (default: the
+        audit's); the cross-fit / naive bracket when no world did.
+        ``ci_method`` (also ``ci_note``) says so in plain words. It covers the
+        oracle of the given prompts (``ci_target="prompts"``) or, with
         ``ci_target="population"``, of the prompt population. ``method="pgm"``
-        takes the audit's cell-effect family.
+        takes the audit's cell-effect family. Without ``audit`` the interval is
+        the prompt bootstrap's (``ci``).
 
     Returns
     -------

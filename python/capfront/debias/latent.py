@@ -89,6 +89,19 @@ _NODES: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 MAX_STRIDE = 16
 
 
+# logit-scale SD of the cell effect below which the posterior maximum treats it
+# as a point mass (a fifth of the t grid's step)
+POINT_MASS_SD = 0.2 * T_STEP
+
+
+def _logit_sd(family: str, scale: float) -> float:
+    """SD of the cell effect on the logit scale (Beta: at ``q = 1/2``)."""
+    if family == "logitnormal":
+        return float(scale)
+    c = (1.0 - float(scale)) / float(scale)
+    return float(np.sqrt(2.0 * polygamma(1, c / 2.0)))
+
+
 def _sd_of_max(L: int) -> float:
     """SD of the maximum of ``L`` independent standard normals."""
     x = np.linspace(-8.0, 8.0, 4001)
@@ -433,11 +446,17 @@ def _emax(name, fit, min_resp, stride=None):
     cut, w1, w2 = _nodes(max(1, int(stride) // coarse), coarse)
     t_grid = np.ascontiguousarray(T_GRID[::coarse])
     half = 0.5 * coarse * T_STEP  # the end cells' outer edges
-    if fit.scale > 0:
+    scale = float(fit.scale)
+    if 0 < scale and _logit_sd(fit.family, scale) < POINT_MASS_SD:
+        # a cell effect far narrower than the t grid's step puts its density on
+        # one grid point, a spike the discretised posterior CDFs do not resolve
+        # (the NumPy reference and the kernels disagreed by ~1e-4 at tau = 0.005);
+        # its limit, the point mass E[max | d] = max_l sigma(eta), is within
+        # O(sd^2) of the exact value
+        scale = 0.0
+    if scale > 0:
         eta = fit.theta[:, :, None] - D_GRID[None, None, :]
-        tails = grid_tails(
-            fit.family, fit.scale, eta, t_grid[0] - half, t_grid[-1] + half
-        )
+        tails = grid_tails(fit.family, scale, eta, t_grid[0] - half, t_grid[-1] + half)
     else:
         tails = np.zeros(fit.theta.shape + (len(D_GRID), 3))
     args = (
@@ -449,7 +468,7 @@ def _emax(name, fit, min_resp, stride=None):
         np.ascontiguousarray(fit.tables.loglik[:, ::coarse]),
         t_grid,
         fam,
-        float(fit.scale),
+        scale,
         cut,
         w1,
         w2,
@@ -614,12 +633,16 @@ class LatentFit:
             d = d + rng.uniform(-step / 2, step / 2, n_prompts)
         col = topic
         if self.n_classes > 1:  # a latent class within each prompt's label
-            cw = np.cumsum(self.class_weights, axis=1)
-            u = rng.random(n_prompts)
-            k = (u[:, None] > cw[topic] * (1 - 1e-12)).sum(axis=1)
-            col = topic * self.n_classes + np.minimum(k, self.n_classes - 1)
+            col = self._draw_class(topic, rng)
         eta = self.theta[:, col].T - d[:, None]
         return _draw_cell(self.family, self.scale, eta, rng), topic
+
+    def _draw_class(self, topic: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """theta column of a latent class drawn within each prompt's label."""
+        cw = np.cumsum(self.class_weights, axis=1)
+        u = rng.random(len(topic))
+        k = (u[:, None] > cw[topic] * (1 - 1e-12)).sum(axis=1)
+        return topic * self.n_classes + np.minimum(k, self.n_classes - 1)
 
 
 def _draw_cell(family: str, scale: float, eta: np.ndarray, rng) -> np.ndarray:
