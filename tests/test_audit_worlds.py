@@ -34,7 +34,8 @@ def test_checks_flag_a_misspecified_world_and_pass_a_well_specified_one():
     a = cf.audit(own, worlds=("latent",), **kw)
     assert a.world_weights == {"latent": 1.0} and a.trusted
     assert a.checks["passed"].all()
-    bad = cf.audit(_unlabelled(1500, 8, 10, seed=4), worlds=("latent",), **kw)
+    res = _unlabelled(1500, 8, 10, seed=4)
+    bad = cf.audit(res, worlds=("latent",), **kw)
     assert bad.world_weights == {"latent": 0.0} and not bad.trusted
     row = bad.checks.set_index("check").loc["eig_share"]
     assert not row["passed"] and row["z"] > checks.Z_PASS
@@ -42,6 +43,9 @@ def test_checks_flag_a_misspecified_world_and_pass_a_well_specified_one():
     lo, hi = bad.quoted["ci"]
     assert lo <= bad.bracket[0] and hi >= bad.bracket[1]
     assert "cross-fit" in bad.quoted["how"]
+    d = cf.debiased_oracle(res, bad.recommended, audit=bad, latent_classes=1)
+    assert d.value == bad.quoted["value"] and d.ci == pytest.approx(bad.quoted["ci"])
+    assert d.ci_method == bad.quoted["how"]
 
 
 def test_quoted_number_is_debiased_oracle_with_the_audit():
