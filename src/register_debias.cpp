@@ -88,8 +88,17 @@ EstepDims check_estep_args(const carray<double>& table, const carray<std::int64_
 
 double pgm_estep(const carray<double>& table, const carray<std::int64_t>& cell_row,
                  const carray<std::int64_t>& topic, const carray<double>& log_w,
-                 py::array_t<double, py::array::c_style>& resp) {
+                 py::array_t<double, py::array::c_style>& resp, py::object ll_out) {
     const auto [L, K, R, J, N] = check_estep_args(table, cell_row, topic, log_w, resp);
+    double* llo = nullptr;
+    py::array_t<double, py::array::c_style> ll_arr;
+    if (!ll_out.is_none()) {
+        ll_arr = ll_out.cast<py::array_t<double, py::array::c_style>>();
+        require(ll_arr.ndim() == 1 && static_cast<std::size_t>(ll_arr.shape(0)) == N &&
+                    ll_arr.writeable() && ll_arr.ptr() == ll_out.ptr(),
+                "ll_out must be a writable float64 array of N entries");
+        llo = ll_arr.mutable_data();
+    }
     const std::int64_t* rows = cell_row.data();
     const std::int64_t* tp = topic.data();
     const double* t = table.data();
@@ -98,7 +107,7 @@ double pgm_estep(const carray<double>& table, const carray<std::int64_t>& cell_r
     double ll;
     {
         py::gil_scoped_release release;
-        ll = capfront::pgm_estep(t, rows, tp, lw, N, L, K, R, J, r);
+        ll = capfront::pgm_estep(t, rows, tp, lw, N, L, K, R, J, r, llo);
     }
     return ll;
 }
@@ -294,8 +303,9 @@ void register_debias(py::module_& m) {
     m.def("crossfit_rows", &crossfit_rows, py::arg("successes"), py::arg("n_draws"),
           "Per-prompt expected cross-fit oracle over random half splits (GIL released).");
     m.def("pgm_estep", &pgm_estep, py::arg("table"), py::arg("cell_row"), py::arg("topic"),
-          py::arg("log_w"), py::arg("resp"),
-          "Latent-model E-step: fills resp (N, J), returns the log-likelihood.");
+          py::arg("log_w"), py::arg("resp"), py::arg("ll_out") = py::none(),
+          "Latent-model E-step: fills resp (N, J) and, if given, ll_out (N,) with each "
+          "prompt's log-likelihood; returns their sum.");
     m.def("pgm_estep_stats", &pgm_estep_stats, py::arg("table"), py::arg("cell_row"),
           py::arg("topic"), py::arg("log_w"), py::arg("resp"), py::arg("block_rows"),
           "Fused E-step and M-step statistics: (log-likelihood, C (L, K, R, J)).");

@@ -42,6 +42,7 @@ def pgm_estep(
     topic: npt.NDArray[np.int64],
     log_w: npt.NDArray[np.float64],
     resp: npt.NDArray[np.float64],
+    ll_out: npt.NDArray[np.float64] | None = None,
 ) -> float: ...
 def pgm_estep_stats(
     table: npt.NDArray[np.float64],

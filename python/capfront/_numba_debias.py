@@ -115,8 +115,9 @@ def _estep_nb(table, cell_row, topic, log_w, resp, ll):
         ll[n] = mx + np.log(tot)
 
 
-def pgm_estep_nb(table, cell_row, topic, log_w, resp):
-    ll = np.empty(cell_row.shape[0])
+def pgm_estep_nb(table, cell_row, topic, log_w, resp, ll_out=None):
+    """E-step (see the C++ kernel); ``ll_out`` receives each prompt's term."""
+    ll = np.empty(cell_row.shape[0]) if ll_out is None else ll_out
     _estep_nb(table, cell_row, topic, log_w, resp, ll)
     return float(ll.sum())
 

@@ -386,11 +386,13 @@ inline double max_of(const double* x, std::size_t n) {
 }
 
 // E-step: resp[n, j] = posterior weight of D_j for prompt n. Returns the marginal
-// log-likelihood sum_n log sum_j w_j prod_l h(...). Cost O(N L J), memory O(N J).
+// log-likelihood sum_n log sum_j w_j prod_l h(...); ll_out (optional, N entries)
+// receives each prompt's term (the latent-class fit needs them per prompt and
+// class). Cost O(N L J), memory O(N J).
 inline double pgm_estep(const double* T, const std::int64_t* cell_row,
                         const std::int64_t* topic, const double* log_w, std::size_t N,
                         std::size_t L, std::size_t K, std::size_t R, std::size_t J,
-                        double* resp) {
+                        double* resp, double* ll_out = nullptr) {
     const std::size_t n_blocks = (N + kBlockRows - 1) / kBlockRows;
     std::vector<double> partial(n_blocks, 0.0);
     const double work = static_cast<double>(N * L * J);
@@ -414,7 +416,9 @@ inline double pgm_estep(const double* T, const std::int64_t* cell_row,
                     r[j] /= tot;
                     if (r[j] < kRespFloor) r[j] = 0.0;  // keeps C sparse
                 }
-                acc_ll += mx + std::log(tot);
+                const double lln = mx + std::log(tot);
+                if (ll_out != nullptr) ll_out[n] = lln;
+                acc_ll += lln;
             }
             partial[b] = acc_ll;
         }

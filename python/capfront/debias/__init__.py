@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from ..results import EvalResults
 from ._input import check_counts, counts, topic_codes
@@ -22,6 +23,7 @@ from .bias_correction import (
     naive_decomposition,
     naive_rows,
 )
+from .classes import fit_pgm, pgm_decomposition, posterior_max
 from .crossfit import crossfit_decomposition
 from .extrapolation import (
     curve_rows,
@@ -30,7 +32,7 @@ from .extrapolation import (
     jackknife_decomposition,
 )
 from .graded import crossfit_graded, extrapolation_graded, jackknife_graded
-from .latent import LatentFit, fit_latent, pgm_decomposition, posterior_max
+from .latent import LatentFit, fit_latent
 from .result import DebiasResult, Decomposition
 
 METHODS = (
@@ -55,6 +57,8 @@ GRADED_MC = {
     "extrapolation": extrapolation_graded,
     "jackknife": jackknife_graded,
 }
+# pgm's latent prompt classes by default ("auto": chosen by BIC from 1, 2, 4, 8)
+PGM_LATENT_CLASSES: int | str = "auto"
 _OPTIONS = {
     "naive": (),
     "bootstrap_bc": (),
@@ -62,7 +66,15 @@ _OPTIONS = {
     "crossfit": (),
     "extrapolation": ("lam", "fit_from"),
     "jackknife": ("lam",),
-    "pgm": ("family", "scale", "use_topics", "init", "max_iter", "tol"),
+    "pgm": (
+        "family",
+        "scale",
+        "use_topics",
+        "init",
+        "max_iter",
+        "tol",
+        "latent_classes",
+    ),
 }
 
 
@@ -117,6 +129,7 @@ def decompose_counts(
         return jackknife_decomposition(S, G, backend=backend, **options)
     opts = dict(options)
     opts.pop("use_topics", None)
+    opts.setdefault("latent_classes", PGM_LATENT_CLASSES)
     return pgm_decomposition(S, G, topic, backend=backend, **opts)
 
 
@@ -229,9 +242,12 @@ def debiased_oracle(
     method : str
         - ``"pgm"`` (default): latent difficulty/topic/aptitude model fitted by
           empirical Bayes, ``mean_n E_post[max_l p]`` (SPEC 4b; our design, see
-          :mod:`capfront.debias.latent`). Options ``family`` (``"logitnormal"``,
-          ``"betabinomial"``), ``scale`` (fix the cell-effect scale),
-          ``use_topics`` (default True: use ``results.topic``).
+          :mod:`capfront.debias.latent`), with latent prompt classes
+          (:mod:`capfront.debias.classes`): ``latent_classes="auto"`` (default:
+          chosen by BIC from 1, 2, 4, 8) or an int (``1``: the one-class model).
+          Options ``family`` (``"logitnormal"``, ``"betabinomial"``), ``scale``
+          (fix the cell-effect scale), ``use_topics`` (default True: use
+          ``results.topic``; the classes are then found within each topic).
         - ``"extrapolation"``: ``O_inf`` of ``O_biased(g) = O_inf + a g^-lam`` fitted
           to the exact subsample curve (SPEC 4a); options ``lam`` (fix it; free in
           [0.1, 1.5] otherwise), ``fit_from``. Needs ``G >= 4``.
@@ -254,13 +270,18 @@ def debiased_oracle(
     n_resamples, seed : bootstrap size and seed.
     backend : ``"cpp"``, ``"numba"`` or ``"numpy"``.
     audit : an :class:`~capfront.debias.audit.AuditResult` of these results, or
-        ``True`` to run ``capfront.audit(results, seed=seed)`` here. The interval
-        is then the audit's (:meth:`AuditResult.interval`): ``value +- z rmse``
-        with the RMSE the audit measured for ``method`` on data simulated like
-        these (refits included), at level ``ci`` (default: the audit's). It
-        covers the oracle of the given prompts (``ci_target="prompts"``) or, with
+        ``True`` to run ``capfront.audit(results, seed=seed)`` here. Then
+        ``value`` and ``ci`` are the audit's quoted number and interval
+        (``audit.quoted`` for ``method=audit.recommended``): the estimate (minus
+        the audit's measured bias when the audit corrects), ``+- z`` times the
+        largest RMSE the audit measured for ``method`` over its simulated
+        worlds that reproduced the data's checks, at level ``ci`` (default: the
+        audit's); the cross-fit / naive bracket when no world did.
+        ``ci_method`` (also ``ci_note``) says so in plain words. It covers the
+        oracle of the given prompts (``ci_target="prompts"``) or, with
         ``ci_target="population"``, of the prompt population. ``method="pgm"``
-        takes the audit's cell-effect family.
+        takes the audit's cell-effect family. Without ``audit`` the interval is
+        the prompt bootstrap's (``ci``).
 
     Returns
     -------
@@ -292,12 +313,7 @@ def debiased_oracle(
     out.diagnostics.pop("linear", None)
     out.diagnostics.pop("grad", None)
     if aud is not None:
-        out.level = float(aud.level if ci is None else ci)
-        out.ci = aud.interval(
-            value, out.se or 0.0, method, target=ci_target, level=out.level
-        )
-        out.ci_method = f"capfront.audit: value +- z * measured RMSE ({ci_target})"
-        out.diagnostics["audit"] = aud
+        _audit_interval(out, aud, method, ci, ci_target)
     elif ci is not None:
         out.level = float(ci)
         from ..bootstrap import PerPrompt, bootstrap
@@ -325,6 +341,41 @@ def debiased_oracle(
         out.ci = (float(res.ci[0]), float(res.ci[1]))
         out.ci_method = "capfront.bootstrap (prompt bootstrap)"
     return out
+
+
+def _audit_interval(out: DebiasResult, aud, method: str, ci, ci_target: str) -> None:
+    """The audit's quoted value and interval on ``out`` (see
+    :func:`capfront.debias.audit.quote`): the estimate minus the audit's measured
+    bias when it corrects, the interval from the worst error over the worlds
+    that passed its checks (or the cross-fit / naive bracket when none did)."""
+    from .audit import quote
+
+    out.level = float(aud.level if ci is None else ci)
+    out.diagnostics["raw_value"] = out.value
+    out.diagnostics["audit"] = aud
+    if not aud.trusted and ci_target == "prompts":
+        q = quote(aud, out.level)  # the bracket (widened to hold the value)
+        out.ci = (min(q["ci"][0], out.value), max(q["ci"][1], out.value))
+        note = q["how"]
+    else:
+        out.value = out.value - aud.correction(method)
+        out.ci = aud.interval(
+            out.value, out.se or 0.0, method, target=ci_target, level=out.level
+        )
+        if ci_target == "prompts" and method == aud.recommended:
+            note = quote(aud, out.level)["how"]
+        else:
+            z = float(stats.norm.ppf(0.5 + out.level / 2))
+            what = (
+                "these prompts" if ci_target == "prompts" else "the prompt population"
+            )
+            note = (
+                f"{method} estimate +- {z:.2f} x the largest error the audit measured "
+                f"for it (the oracle of {what}) across its simulated worlds that "
+                "reproduced the data's checks"
+            )
+    out.ci_method = note
+    out.diagnostics["ci_note"] = note
 
 
 def naive_rows_any(results: EvalResults) -> np.ndarray:
@@ -394,6 +445,7 @@ __all__ = [
     "decompose_counts",
     "decomposition",
     "fit_latent",
+    "fit_pgm",
     "gap_decomposition",
     "posterior_max",
 ]

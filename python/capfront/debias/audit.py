@@ -1,22 +1,42 @@
-"""The audit (SPEC 4f): which oracle estimate to trust on *this* data.
+"""The audit: which oracle estimate to trust on *this* data, and how far.
 
-Fit the latent model (SPEC 4b) to the data, simulate ``n_sims`` data sets of the same
-shape (same ``N``, ``L``, draws per cell and missing cells, the topic mix of the
-data) from the fitted model, run every estimator on each, and compare with the known
-truth. The simulated difficulties fill the cells of the fitted prior's grid
-(:meth:`LatentFit.simulate_p`), so each world carries the rounding error that real,
-continuous difficulties give the fit; with ``family="auto"`` the worlds come from
-both cell-effect families by their likelihood (when the data show a cell effect).
-Reported per method: bias and RMSE
-against the simulated prompts' own oracle ``mean_n max_l p[n, l]``, and the
-coverage of the estimator's normal-approximation interval ``value +- z * se``
-(``se``: prompt-level, linearised; the cheap version of the prompt bootstrap) of the
-oracle of the prompt population (``population``) and of the simulated prompts' own
-oracle (``these prompts``).
+A simulated *world* is a way of drawing prompts' true success probabilities
+``p[n, l]`` fitted to the data. The audit draws ``n_sims`` data sets of the data's
+shape (models, draws per cell, missing cells, topic mix) from each of several worlds,
+runs every estimator on each (``pgm`` refitted, warm-started at its fit on the
+data), and compares it with the known truth: the simulated prompts' own oracle
+``mean_n max_l p[n, l]`` (and the world's population oracle).
 
-Caveat, stated in the output: the simulations come from the latent model itself, so
-the audit cannot see a misfit of that model; it favours ``pgm`` when the model is
-wrong in ways the counts cannot reveal.
+Worlds (``WORLDS``; a world the data cannot support is left out):
+
+- ``latent``: the one-class latent model (:mod:`capfront.debias.latent`) with
+  both cell-effect families by their likelihood when the data show a cell effect
+  (``family="auto"``): the logit-normal and Beta tails near the ceiling;
+- ``classes``: the latent-class fit (:mod:`capfront.debias.classes`), when BIC
+  picks more than one class;
+- ``resampled`` (not simulated by default, see ``DEFAULT_WORLDS``): no parametric
+  shape: prompts are resampled rows of the constrained-Bayes success rates
+  ``m_l + a_l (p_hat - m_l)``, ``a_l`` shrinking each model's rates so that their
+  spread over prompts matches the true-rate spread the counts imply
+  (``var(p_hat) - mean p_hat (1 - p_hat) / (G - 1)``). Measured: its data sets
+  never reproduced the data's checks on the robustness battery (shrinking each
+  model on its own loses the tail near the ceiling and the joint structure of a
+  prompt's cells), so the checks always gave it weight 0.
+
+A world is only evidence about the data if data simulated from it look like the
+data: :mod:`capfront.debias.checks` compares statistics the counts determine (the
+exact subsample curve, the residual between-model correlation, the per-prompt
+maximum count) with each world's simulations. Worlds that fail get weight 0. A
+world fitted from the model being audited, used alone, certifies that model:
+the checks and the other worlds are what make the audit honest when it is wrong.
+
+The recommendation minimises the worst-case RMSE over the passing worlds; the
+quoted interval is ``value +- z * max_w RMSE_w`` over those worlds, so the spread
+of the method's bias across worlds is in its width. With ``correct=True`` the quoted
+value subtracts the method's mean bias over the passing worlds, and the interval's
+half-width is ``z * max_w sqrt((bias_w - mean bias)^2 + sd_w^2)``. If no world passes,
+the audit is not trusted and quotes the bracket from the cross-fit estimate (biased
+low) to the naive one (biased high).
 """
 
 from __future__ import annotations
@@ -32,6 +52,7 @@ from scipy.special import expit
 
 from .._backend import get_num_threads
 from ..results import EvalResults
+from . import checks as ppc
 from ._input import check_counts, counts, min_draws, topic_codes
 from .extrapolation import (
     curve_rows,
@@ -48,6 +69,12 @@ AUDIT_METHODS = (
     "extrapolation",
     "pgm",
 )
+WORLDS = ("latent", "classes", "resampled")
+# the worlds simulated by default: ``resampled`` is left out, because on the
+# robustness battery's worlds its data sets never reproduced the data's checks
+# (0 of 10 data sets; its shrunk rates lose the tail near the ceiling and the
+# joint structure of a prompt's cells), so it only cost time
+DEFAULT_WORLDS = ("latent", "classes")
 # posterior mass below which a difficulty grid point is skipped in the simulated
 # pgm refits' posterior maximum (the estimate moves by ~1e-7; ~20% less work)
 AUDIT_MIN_RESP = 1e-4
@@ -58,11 +85,33 @@ AUTO_MARGIN = 2.0
 # the binomial to within EM noise, and their likelihood difference (1-3 nats on data
 # without a cell effect) says nothing about the family
 MIX_MIN_ICC = 0.01
+# simulated data sets have at most this many prompts; their errors' spread is
+# rescaled to the data's N (the bias of an estimator hardly depends on N, its
+# sampling SD scales as N^-1/2)
+SIM_PROMPTS = 2000
+DEFAULT_SIMS = 20
 
 
 @dataclass
 class AuditResult:
-    """Per-method bias, RMSE and interval coverage on data simulated like yours."""
+    """Per-method error on data simulated like yours, from several worlds.
+
+    Attributes
+    ----------
+    table : per method, summarised over the passing worlds: ``bias`` (mean of the
+        worlds' biases), ``rmse`` (the worst world's RMSE: the interval's width),
+        ``rmse_corrected`` (the worst world's RMSE after subtracting ``bias``),
+        ``sd``, ``rmse_population``, coverages (see :func:`audit`).
+    world_table : per (world, method): bias, sd, rmse, rmse_population, n_sims.
+    checks : per (world, check): the data's value, the simulations' mean and SD,
+        ``z`` and ``passed``.
+    world_weights : world -> 1.0 (passed every check) or 0.0.
+    trusted : some world passed.
+    recommended : the method with the smallest worst-case RMSE (never ``naive``).
+    corrected : whether the quoted value subtracts the audit's measured bias.
+    bracket : ``(crossfit, naive)`` estimates on the data.
+    quoted : ``value``, ``ci``, ``level``, ``method``, ``how`` (plain words).
+    """
 
     table: pd.DataFrame
     recommended: str
@@ -74,10 +123,24 @@ class AuditResult:
     family: str = "logitnormal"
     estimates: dict = field(default_factory=dict, repr=False)
     family_weights: dict = field(default_factory=dict)
-    note: str = (
-        "simulated from the fitted latent model: a misfit of that model is "
-        "invisible to the audit"
-    )
+    note: str = ""
+    world_table: pd.DataFrame | None = None
+    checks: pd.DataFrame | None = None
+    world_weights: dict = field(default_factory=dict)
+    trusted: bool = True
+    corrected: bool = False
+    bracket: tuple[float, float] | None = None
+    quoted: dict = field(default_factory=dict)
+    data_estimates: dict = field(default_factory=dict, repr=False)
+    latent_classes: int = 1
+
+    def correction(self, method: str | None = None) -> float:
+        """What the quoted value subtracts from ``method``'s estimate: its mean
+        bias over the passing worlds when ``corrected``, else 0."""
+        m = self.recommended if method is None else method
+        if m not in self.table.index:
+            raise ValueError(f"method {m!r} is not in the audit table")
+        return float(self.table.loc[m, "bias"]) if self.corrected else 0.0
 
     def interval(
         self,
@@ -87,26 +150,22 @@ class AuditResult:
         *,
         target: str = "prompts",
         level: float | None = None,
+        corrected: bool | None = None,
     ) -> tuple[float, float]:
-        """Interval for an estimate ``value`` of ``method`` (default: the
-        recommended one) whose width is the error the audit measured for that
-        method on data simulated like yours (fresh counts, fresh prompts and, for
-        ``pgm``, the refit of the latent model, so the hyperparameters are not
-        taken as known):
+        """Interval around ``value`` (an estimate of ``method``, default the
+        recommended one) whose half-width is the worst error the audit measured
+        for that method over the worlds that passed its checks (fresh prompts,
+        fresh counts, ``pgm`` refitted):
 
-        - ``target="prompts"`` (default): the oracle of *these* prompts,
-          ``mean_n max_l p[n, l]``: ``value +- z * rmse`` with the method's RMSE
-          against each simulated prompt set's own oracle;
+        - ``target="prompts"`` (default): the oracle of *these* prompts:
+          ``value +- z * max_w rmse_w`` (``rmse_corrected`` when ``corrected``,
+          default ``self.corrected``: then ``value`` should be the corrected
+          estimate, ``estimate - audit.correction(method)``);
         - ``target="population"``: the oracle of the prompt population,
-          ``value +- z * max(se, rmse_population)`` (``se``, e.g. the
-          prompt-level standard error of the estimate, guards against prompts
-          more varied than the fitted model's).
+          ``value +- z * max(se, max_w rmse_population_w)``.
 
-        ``level`` overrides the audit's confidence level; the ends are clipped
-        to [0, 1]. The table's
-        ``interval_coverage`` columns are the audit's cross-fitted
-        check of these intervals (widths from one half of the simulations, coverage
-        on the other)."""
+        ``level`` overrides the audit's confidence level; ends clipped to [0, 1].
+        """
         m = self.recommended if method is None else method
         if m not in self.table.index:
             raise ValueError(f"method {m!r} is not in the audit table")
@@ -117,19 +176,25 @@ class AuditResult:
         lev = self.level if level is None else float(level)
         if not 0 < lev < 1:
             raise ValueError(f"level must lie in (0, 1), got {lev}")
+        corr = self.corrected if corrected is None else bool(corrected)
         z = float(stats.norm.ppf(0.5 + lev / 2))
         row = self.table.loc[m]
         if target == "prompts":
-            half = z * float(row["rmse"])
+            half = z * float(row["rmse_corrected" if corr else "rmse"])
         else:
             half = z * max(float(se), float(row["rmse_population"]))
         # the oracle of scores in [0, 1] lies in [0, 1]
         return max(0.0, float(value) - half), min(1.0, float(value) + half)
 
     def __repr__(self) -> str:
+        w = ", ".join(
+            f"{k}: {'pass' if v else 'fail'}" for k, v in self.world_weights.items()
+        )
         return (
             f"AuditResult(recommended={self.recommended!r}, family={self.family!r}, "
-            f"n_sims={self.n_sims}, seconds={self.seconds:.1f})\n"
+            f"latent_classes={self.latent_classes}, n_sims={self.n_sims} per world, "
+            f"trusted={self.trusted}, seconds={self.seconds:.1f})\n"
+            f"worlds: {w}\nquoted: {self.quoted.get('how', '')}\n"
             f"{self.table.to_string()}"
         )
 
@@ -137,19 +202,6 @@ class AuditResult:
 def _cols(rows: np.ndarray, sizes: np.ndarray, want) -> np.ndarray:
     """Columns of the curve ``rows`` (on ``sizes``) at the sizes ``want``."""
     return np.ascontiguousarray(rows[:, np.searchsorted(sizes, np.asarray(want))])
-
-
-def _recommend(table: pd.DataFrame, level: float, n_sims: int) -> str:
-    """Lowest RMSE (against the prompts' own oracle) among the methods whose
-    audit interval covered in at least ``level - max(0.1, 2.5 sd)`` of the held-out
-    simulations, ``sd`` the binomial SD of a coverage over ``n_sims`` (a loose
-    screen against error distributions far from normal that a few simulations
-    cannot trip by chance); lowest RMSE overall if none passes; never ``naive``."""
-    cand = table.drop(index="naive", errors="ignore")
-    sd = float(np.sqrt(level * (1 - level) / max(int(n_sims), 1)))
-    ok = cand[cand["interval_coverage"] >= level - max(0.1, 2.5 * sd)]
-    pool = ok if len(ok) else cand
-    return str(pool["rmse"].idxmin())
 
 
 def _crossfit_coverage(err: np.ndarray, z: float) -> float:
@@ -161,10 +213,59 @@ def _crossfit_coverage(err: np.ndarray, z: float) -> float:
     return float(((np.abs(a) <= wa).sum() + (np.abs(b) <= wb).sum()) / len(err))
 
 
+def resampled_rates(S: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """Constrained-Bayes success rates ``(N, L)`` of the ``resampled`` world.
+
+    Per model ``l``: ``m_l`` the mean of ``p_hat`` over its prompts, ``v`` their
+    variance, ``e`` the binomial noise in it, ``mean p_hat (1 - p_hat) / (G - 1)``
+    (unbiased: ``E[p_hat (1 - p_hat)] = p (1 - p) (G - 1) / G``); the rates
+    ``m_l + sqrt((v - e) / v) (p_hat - m_l)`` have the spread over prompts of the
+    true rates (Louis' constrained Bayes), not the inflated one of ``p_hat``.
+    Missing cells hold ``m_l``."""
+    obs = G > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(obs, S / np.maximum(G, 1), np.nan)
+        m = np.nanmean(p, axis=0)
+        v = np.nanvar(p, axis=0)
+        e = np.nanmean(np.where(obs, p * (1 - p) / np.maximum(G - 1, 1), np.nan), 0)
+        a = np.sqrt(np.clip((v - e) / np.where(v > 0, v, 1.0), 0.0, 1.0))
+    m = np.where(np.isfinite(m), m, 0.5)
+    a = np.where(np.isfinite(a), a, 0.0)
+    out = m[None, :] + a[None, :] * (p - m[None, :])
+    return np.clip(np.where(obs, out, m[None, :]), 0.0, 1.0)
+
+
+def _even(N: int, size: int) -> np.ndarray:
+    if N <= size:
+        return np.arange(N)
+    return np.unique(np.linspace(0, N - 1, size).round().astype(np.int64))
+
+
+def _world_summary(err, err_pop, est, se, truth, truth_pops, z, shrink):
+    """Error summaries of one method in one world; ``shrink = sqrt(N_sim / N)``
+    rescales the errors' spread around their mean to the data's N."""
+    b = float(err.mean())
+    e = b + (err - b) * shrink
+    bp = float(err_pop.mean())
+    ep = bp + (err_pop - bp) * shrink
+    s = se * shrink
+    return {
+        "bias": b,
+        "sd": float(e.std(ddof=1)) if len(e) > 1 else 0.0,
+        "rmse": float(np.sqrt((e**2).mean())),
+        "rmse_population": float(np.sqrt((ep**2).mean())),
+        "coverage": float((np.abs(ep) <= z * s).mean()),
+        "coverage_prompts": float((np.abs(e) <= z * s).mean()),
+        "mean_se": float(s.mean()),
+        "_err": e,
+        "_err_pop": ep,
+    }
+
+
 def audit(
     results: EvalResults,
     *,
-    n_sims: int = 200,
+    n_sims: int = DEFAULT_SIMS,
     seed: int = 0,
     methods: tuple[str, ...] | None = None,
     level: float = 0.95,
@@ -174,60 +275,48 @@ def audit(
     backend: str | None = None,
     pgm_tol: float = 1e-5,
     n_workers: int | None = None,
+    latent_classes: int | str = "auto",
+    worlds: tuple[str, ...] | None = None,
+    sim_prompts: int | None = None,
+    correct: bool = False,
 ) -> AuditResult:
-    """Simulate data like ``results`` from its fitted latent model and score every
-    oracle estimator against the known truth.
+    """Simulate data like ``results`` from several fitted worlds, check which look
+    like the data, and score every oracle estimator against the known truth.
 
     Parameters
     ----------
-    n_sims : simulated data sets.
+    n_sims : simulated data sets per world (default 20).
     methods : estimators to score (default: all but ``double_bc``; ``extrapolation``
         only with ``G >= 4``).
-    level : nominal level of the intervals whose coverage is reported.
-    family : cell-effect family of the latent model that simulates the data and
-        of the ``pgm`` refits: ``"logitnormal"``, ``"betabinomial"``, or
-        ``"auto"``: fit both and take the Beta family when its marginal
-        log-likelihood is higher by more than ``AUTO_MARGIN`` (2 nats; both have
-        one scale parameter). ``AuditResult.family`` says which; quote
-        ``debiased_oracle(results, "pgm", family=audit.family)``. With
-        ``"auto"`` the simulated worlds come from *both* fits, each with its
-        likelihood weight (``P(beta) = expit(loglik_beta - loglik_logitnormal)``,
-        equal prior odds; ``AuditResult.family_weights``), while every ``pgm``
-        refit uses the chosen family: where the counts cannot tell the families
-        apart, the audit's RMSE then includes the error of refitting in the wrong
-        one. Only when there is a cell effect to tell apart: if the Beta fit's
-        intra-class correlation is below ``MIX_MIN_ICC`` (0.01), all worlds come
-        from the chosen fit (``family_weights == {family: 1.0}``).
-    pgm_max_iter : at most this many EM iterations in each simulated ``pgm``
-        refit, warm-started at the fit on the real data (the simulations are drawn
-        from that fit, so EM starts close to the refit's optimum).
-    pgm_tol : a refit stops earlier once an EM iteration gains less than
-        ``pgm_tol`` log-likelihood per observed cell (typically after 2 M-steps;
-        the estimate then differs from the fully converged refit by a few 1e-5,
-        a few percent of its sampling SD).
+    level : nominal level of the intervals.
+    family : cell-effect family of the latent model (the ``latent`` world and the
+        ``pgm`` refits): ``"logitnormal"``, ``"betabinomial"``, or ``"auto"``: the
+        Beta family when its marginal log-likelihood is higher by more than
+        ``AUTO_MARGIN`` (2 nats). With ``"auto"`` the ``latent`` world's data
+        sets come from *both* fits, each with its likelihood weight
+        (``family_weights``), when the Beta fit's intra-class correlation is at
+        least ``MIX_MIN_ICC``.
+    latent_classes : ``pgm``'s latent prompt classes (``"auto"``: by BIC, see
+        :func:`capfront.debias.classes.fit_pgm`); the refits keep the number
+        chosen on the data.
+    worlds : which of ``WORLDS`` to simulate (default ``DEFAULT_WORLDS``:
+        ``latent`` and, when BIC picks more than one class, ``classes``).
+    sim_prompts : prompts per simulated data set (default ``min(N, 2000)``; the
+        errors' spread around their mean is rescaled to ``N``).
+    correct : quote ``estimate - mean bias over the passing worlds``.
+    pgm_max_iter, pgm_tol : EM iterations / tolerance of the refits.
     n_workers : simulations run at the same time in threads (default: the number
-        of kernel threads); each has its own random stream, so the result does not
-        depend on it.
+        of kernel threads); every simulation has its own random stream, so the
+        result does not depend on it.
 
     Returns
     -------
-    AuditResult with ``table`` (index: method) with columns ``bias``,
-    ``abs_bias``, ``rmse`` (against each simulated prompt set's own oracle),
-    ``sd`` (of the estimates), ``rmse_population`` (against the population
-    oracle), ``coverage`` / ``coverage_prompts`` (of ``value +- z se`` with the
-    prompt-level ``se``, of the population / the prompts' own oracle),
-    ``mean_se``, ``interval_coverage`` / ``interval_coverage_population`` (of
-    :meth:`AuditResult.interval`, cross-fitted over two halves of the
-    simulations; a world's population oracle is that of the fit it came from);
-    ``recommended`` (lowest RMSE among the methods whose
-    ``interval_coverage`` is at least ``level - max(0.1, 2.5 sd)``, ``sd`` its
-    binomial SD over ``n_sims``), ``truth_population`` (of the chosen fit),
-    ``family`` (of the ``pgm`` refits), ``family_weights`` (of the simulated
-    worlds). Quote
-    ``audit.interval(debiased_oracle(results, audit.recommended).value)``.
+    AuditResult. Quote ``debiased_oracle(results, a.recommended, audit=a)``: its
+    ``value`` and ``ci`` are ``a.quoted``'s.
     """
     from . import decompose_counts
-    from .latent import LatentFit, fit_latent, pgm_decomposition
+    from .classes import fit_pgm, posterior_max
+    from .latent import LatentFit, fit_latent
 
     t0 = time.perf_counter()
     if int(n_sims) < 2:
@@ -242,6 +331,16 @@ def audit(
         raise ValueError("audit needs at least 2 generations per cell")
     if methods is None:
         methods = tuple(m for m in AUDIT_METHODS if m != "extrapolation" or g >= 4)
+    if "extrapolation" in methods and g < 4:
+        raise ValueError(
+            "extrapolation (fitting O_inf + a g^-lam) needs at least 4 generations "
+            f"per cell; the data has cells with {g}"
+        )
+    if worlds is None:
+        worlds = DEFAULT_WORLDS
+    bad = set(worlds) - set(WORLDS)
+    if bad or not worlds:
+        raise ValueError(f"worlds must be a non-empty subset of {WORLDS}, got {worlds}")
     topic, names = topic_codes(results, use_topics)
     if family not in ("logitnormal", "betabinomial", "auto"):
         raise ValueError(
@@ -253,8 +352,6 @@ def audit(
             fit_latent(S, G, topic, family=f, backend=backend, topics=names)
             for f in ("logitnormal", "betabinomial")
         ]
-        # the Beta cell effect only when the counts clearly prefer it: both
-        # families have one scale parameter, and at scale 0 they coincide
         delta = float(fits[1].loglik - fits[0].loglik)
         fit, alt = (fits[1], fits[0]) if delta > AUTO_MARGIN else fits
         family = fit.family
@@ -267,67 +364,123 @@ def audit(
     else:
         fit = fit_latent(S, G, topic, family=family, backend=backend, topics=names)
         family_weights = {family: 1.0}
+    # pgm as quoted: the latent-class fit (K = 1 is `fit` itself)
+    if "pgm" in methods or "classes" in worlds:
+        pfit = fit_pgm(
+            S,
+            G,
+            topic,
+            latent_classes=latent_classes,
+            family=family,
+            backend=backend,
+            topics=names,
+            one_class=fit,
+        )
+    else:
+        pfit = fit
     N, L = S.shape
+    n_sim_p = int(min(N, SIM_PROMPTS if sim_prompts is None else sim_prompts))
+    if n_sim_p < 2:
+        raise ValueError("sim_prompts must be >= 2")
+    shrink = float(np.sqrt(n_sim_p / N))
+    rows_sim = _even(N, n_sim_p)
+    Gs = G[rows_sim]
+    obs = Gs > 0
+    obs_all = G > 0
     K = fit.theta.shape[1]
     freq = np.bincount(topic, minlength=K) / N
-    obs = G > 0
-    # independent streams: the population, one per simulation (so the result does
-    # not depend on how many simulations run at the same time), then the worlds'
-    # families
-    streams = np.random.SeedSequence(int(seed)).spawn(int(n_sims) + 2)
-    rng = np.random.default_rng(streams[0])
-    # each world's family (family="auto"): the other one with its weight
-    w_alt = 0.0 if alt is None else family_weights[alt.family]
-    other = np.random.default_rng(streams[-1]).random(int(n_sims)) < w_alt
-
-    def population_oracle(f: LatentFit, r: np.random.Generator) -> float:
-        # population oracle of a fitted model (missing cells of random rows)
-        n_pop = int(min(4e6 / L, 400_000))
-        p_pop, _ = f.simulate_p(n_pop, r, freq)
-        rows = r.integers(0, N, n_pop)
-        return float(np.where(obs[rows], p_pop, -np.inf).max(axis=1).mean())
-
-    truth_pop = population_oracle(fit, rng)
-    truth_pops = np.full(int(n_sims), truth_pop)
-    if other.any():
-        truth_pops[other] = population_oracle(alt, rng)
     z = float(stats.norm.ppf(0.5 + level / 2))
-    est = {m: np.empty(n_sims) for m in methods}
-    ses = {m: np.empty(n_sims) for m in methods}
-    truth = np.empty(n_sims)
-    if "extrapolation" in methods and g < 4:
-        raise ValueError(
-            "extrapolation (fitting O_inf + a g^-lam) needs at least 4 generations "
-            f"per cell; the data has cells with {g}"
-        )
-    curve_methods = [m for m in methods if m in ("jackknife", "extrapolation")]
-    sizes = None
-    if curve_methods:
-        sizes = np.unique(
-            np.concatenate(
-                [[g - 1, g]]
-                + ([fit_sizes(g)] if "extrapolation" in curve_methods else [])
-            )
-        ).astype(np.int64)
 
-    def one(i: int) -> None:
-        r = np.random.default_rng(streams[i + 1])
-        p, tp = (alt if other[i] else fit).simulate_p(N, r, freq)
-        Si = r.binomial(G, np.where(obs, p, 0.0))
-        truth[i] = np.where(obs, p, -np.inf).max(axis=1).mean()
-        Si, Gi = check_counts(Si, G)
-        rows_c = None
-        if sizes is not None:  # one subsample curve for jackknife and extrapolation
-            rows_c = curve_rows(Si, Gi, sizes, backend)
+    # ---- the worlds: a sampler of (p (n, L), topic (n,)) each
+    def latent_sampler(f: LatentFit):
+        return lambda n, r: f.simulate_p(n, r, freq)
+
+    cb = resampled_rates(S, G)
+
+    def resampled(n, r):
+        i = r.integers(0, N, n)
+        return cb[i], topic[i]
+
+    samplers = {}
+    if "latent" in worlds:
+        samplers["latent"] = None  # the family mixture, below
+    if "classes" in worlds and pfit.n_classes > 1:
+        samplers["classes"] = latent_sampler(pfit)
+    if "resampled" in worlds:
+        samplers["resampled"] = resampled
+    names_w = list(samplers)
+
+    def population_oracle(sample, r: np.random.Generator) -> float:
+        n_pop = int(min(4e6 / L, 400_000))
+        p_pop, _ = sample(n_pop, r)
+        rows = r.integers(0, N, n_pop)
+        return float(np.where(obs_all[rows], p_pop, -np.inf).max(axis=1).mean())
+
+    # independent streams: the latent world keeps the single-world audit's
+    # (population, one per simulation, the family draws); each other world its own
+    n = int(n_sims)
+    streams = {}
+    jobs = []
+    truth_pops = {}
+    other = np.zeros(n, bool)
+    for wi, w in enumerate(names_w):
+        if w == "latent":
+            ss = np.random.SeedSequence(int(seed)).spawn(n + 2)
+            rng = np.random.default_rng(ss[0])
+            w_alt = 0.0 if alt is None else family_weights[alt.family]
+            other = np.random.default_rng(ss[-1]).random(n) < w_alt
+            truth_pop0 = population_oracle(latent_sampler(fit), rng)
+            tp = np.full(n, truth_pop0)
+            if other.any():
+                tp[other] = population_oracle(latent_sampler(alt), rng)
+            truth_pops[w] = tp
+            streams[w] = ss[1 : n + 1]
+        else:
+            ss = np.random.SeedSequence([int(seed), 1000 + wi]).spawn(n + 1)
+            truth_pops[w] = np.full(
+                n, population_oracle(samplers[w], np.random.default_rng(ss[0]))
+            )
+            streams[w] = ss[1:]
+            if wi == 0:
+                truth_pop0 = float(truth_pops[w][0])
+        jobs += [(w, i) for i in range(n)]
+
+    curve_methods = [m for m in methods if m in ("jackknife", "extrapolation")]
+    sizes = np.unique(
+        np.concatenate(
+            [ppc.check_sizes(g), [g - 1, g]]
+            + ([fit_sizes(g)] if "extrapolation" in curve_methods else [])
+        )
+    ).astype(np.int64)
+    sizes = sizes[sizes >= 1]
+    est = {w: {m: np.empty(n) for m in methods} for w in names_w}
+    ses = {w: {m: np.empty(n) for m in methods} for w in names_w}
+    truth = {w: np.empty(n) for w in names_w}
+    sim_stats = {w: np.empty((n, len(ppc.CHECKS))) for w in names_w}
+
+    def one(job) -> None:
+        w, i = job
+        r = np.random.default_rng(streams[w][i])
+        if w == "latent":
+            p, tp = (alt if other[i] else fit).simulate_p(n_sim_p, r, freq)
+        else:
+            p, tp = samplers[w](n_sim_p, r)
+        Si = r.binomial(Gs, np.where(obs, p, 0.0))
+        truth[w][i] = np.where(obs, p, -np.inf).max(axis=1).mean()
+        Si, Gi = check_counts(Si, Gs)
+        rows_c = curve_rows(Si, Gi, sizes, backend)
+        sim_stats[w][i] = ppc.statistics(Si, Gi, rows_c, sizes)
         for m in methods:
             if m == "pgm":
+                from .classes import pgm_decomposition
+
                 dec = pgm_decomposition(
                     Si,
                     Gi,
                     tp,
                     family=family,
                     backend=backend,
-                    init=fit,
+                    init=pfit,
                     max_iter=int(pgm_max_iter),
                     tol=float(pgm_tol),
                     min_resp=AUDIT_MIN_RESP,
@@ -341,53 +494,199 @@ def audit(
                 dec = decay_decomposition(fs, _cols(rows_c, sizes, fs), None)
             else:
                 dec = decompose_counts(Si, Gi, m, backend=backend)
-            est[m][i] = dec.estimate()
-            ses[m][i] = dec.standard_error()
+            est[w][m][i] = dec.estimate()
+            ses[w][m][i] = dec.standard_error()
 
-    workers = max(1, min(int(n_workers or get_num_threads()), int(n_sims)))
+    workers = max(1, min(int(n_workers or get_num_threads()), len(jobs)))
     if workers == 1:
-        for i in range(n_sims):
-            one(i)
+        for job in jobs:
+            one(job)
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            for fut in [pool.submit(one, i) for i in range(n_sims)]:
+            for fut in [pool.submit(one, job) for job in jobs]:
                 fut.result()
+
+    # ---- the data's own estimates and statistics
+    data_est, data_se = {}, {}
+    for m in set(methods) | {"naive", "crossfit"}:
+        if m == "pgm":
+            e1, e2, _ = posterior_max(pfit, backend)
+            data_est[m] = float(e1.mean())
+            data_se[m] = float(e1.std(ddof=1) / np.sqrt(N)) if N > 1 else 0.0
+        else:
+            dec = decompose_counts(S, G, m, backend=backend)
+            data_est[m], data_se[m] = dec.estimate(), dec.standard_error()
+    data_stats = ppc.statistics(S, G, curve_rows(S, G, sizes, backend), sizes)
+
+    check_rows = []
+    weights = {}
+    for w in names_w:
+        mean, sd, zz = ppc.z_scores(data_stats, sim_stats[w], shrink, N)
+        ok = np.abs(zz) <= ppc.Z_PASS
+        if n < ppc.MIN_SIMS_TO_FAIL:
+            ok[:] = True
+        weights[w] = 1.0 if ok.all() else 0.0
+        for c, name in enumerate(ppc.CHECKS):
+            check_rows.append(
+                {
+                    "check": name,
+                    "world": w,
+                    "statistic": name,
+                    "data": float(data_stats[c]),
+                    "sim_mean": float(mean[c]),
+                    "sim_sd": float(sd[c]),
+                    "z": float(zz[c]),
+                    "passed": bool(ok[c]),
+                }
+            )
+    checks_df = pd.DataFrame(check_rows)
+    trusted = any(v > 0 for v in weights.values())
+    passing = [w for w in names_w if weights[w] > 0] or names_w
+
+    wrows = []
+    summ = {}
+    for w in names_w:
+        for m in methods:
+            s_ = _world_summary(
+                est[w][m] - truth[w],
+                est[w][m] - truth_pops[w],
+                est[w][m],
+                ses[w][m],
+                truth[w],
+                truth_pops[w],
+                z,
+                shrink,
+            )
+            summ[(w, m)] = s_
+            wrows.append(
+                {"world": w, "method": m, "n_sims": n}
+                | {k: v for k, v in s_.items() if not k.startswith("_")}
+            )
+    world_table = pd.DataFrame(wrows).set_index(["world", "method"])
     rows_out = []
     for m in methods:
-        err = est[m] - truth
-        err_pop = est[m] - truth_pops
-        lo, hi = est[m] - z * ses[m], est[m] + z * ses[m]
+        parts = [summ[(w, m)] for w in passing]
+        bias = float(np.mean([p_["bias"] for p_ in parts]))
+        err = np.concatenate([p_["_err"] for p_ in parts])
+        err_pop = np.concatenate([p_["_err_pop"] for p_ in parts])
+        rmse_c = max(float(np.sqrt(((p_["_err"] - bias) ** 2).mean())) for p_ in parts)
+        worst = max(p_["rmse"] for p_ in parts)
         rows_out.append(
             {
                 "method": m,
-                "bias": float(err.mean()),
-                "abs_bias": float(abs(err.mean())),
-                "rmse": float(np.sqrt((err**2).mean())),
-                "sd": float(est[m].std(ddof=1)),
-                "rmse_population": float(np.sqrt((err_pop**2).mean())),
-                "coverage": float(((lo <= truth_pops) & (truth_pops <= hi)).mean()),
-                "coverage_prompts": float(((lo <= truth) & (truth <= hi)).mean()),
-                "mean_se": float(ses[m].mean()),
-                "interval_coverage": _crossfit_coverage(err, z),
+                "bias": bias,
+                "abs_bias": abs(bias),
+                "rmse": worst,
+                "rmse_corrected": rmse_c,
+                "sd": float(np.max([p_["sd"] for p_ in parts])),
+                "rmse_population": max(p_["rmse_population"] for p_ in parts),
+                "coverage": float(np.mean([p_["coverage"] for p_ in parts])),
+                "coverage_prompts": float(
+                    np.mean([p_["coverage_prompts"] for p_ in parts])
+                ),
+                "mean_se": float(np.mean([p_["mean_se"] for p_ in parts])),
+                "interval_coverage": float((np.abs(err) <= z * worst).mean()),
                 "interval_coverage_population": _crossfit_coverage(err_pop, z),
+                "worst_world": max(passing, key=lambda w: summ[(w, m)]["rmse"]),
             }
         )
     table = pd.DataFrame(rows_out).set_index("method")
-    return AuditResult(
+    cand = table.drop(index="naive", errors="ignore")
+    col = "rmse_corrected" if correct else "rmse"
+    recommended = str((cand if len(cand) else table)[col].idxmin())
+    bracket = (float(data_est["crossfit"]), float(data_est["naive"]))
+    out = AuditResult(
         table=table,
-        recommended=_recommend(table, level, int(n_sims)),
-        truth_population=truth_pop,
-        n_sims=int(n_sims),
+        recommended=recommended,
+        truth_population=truth_pop0,
+        n_sims=n,
         level=level,
         fit=fit,
-        seconds=time.perf_counter() - t0,
+        seconds=0.0,
         family=family,
-        estimates={
-            "estimates": est,
-            "se": ses,
-            "truth": truth,
-            "truth_population": truth_pops,
-            "other_family": other,
-        },
+        estimates=_latent_estimates(est, ses, truth, truth_pops, other, names_w),
         family_weights=family_weights,
+        world_table=world_table,
+        checks=checks_df,
+        world_weights=weights,
+        trusted=trusted,
+        corrected=bool(correct) and trusted,
+        bracket=bracket,
+        data_estimates={"value": data_est, "se": data_se},
+        latent_classes=int(pfit.n_classes),
     )
+    out.note = _note(out, passing)
+    out.quoted = quote(out)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _latent_estimates(est, ses, truth, truth_pops, other, names_w) -> dict:
+    """``estimates``: the ``latent`` world's arrays at the top level (as the
+    single-world audit had them) and every world's under ``"worlds"``."""
+    w0 = "latent" if "latent" in names_w else names_w[0]
+    return {
+        "estimates": est[w0],
+        "se": ses[w0],
+        "truth": truth[w0],
+        "truth_population": truth_pops[w0],
+        "other_family": other if w0 == "latent" else np.zeros(len(truth[w0]), bool),
+        "worlds": {
+            w: {
+                "estimates": est[w],
+                "se": ses[w],
+                "truth": truth[w],
+                "truth_population": truth_pops[w],
+            }
+            for w in names_w
+        },
+    }
+
+
+def _note(a: AuditResult, passing: list[str]) -> str:
+    failed = [w for w, v in a.world_weights.items() if v == 0]
+    s = f"simulated worlds: {', '.join(a.world_weights)}"
+    if failed:
+        s += f"; failed the data checks: {', '.join(failed)}"
+    if not a.trusted:
+        s += "; no world reproduced the data's checks: the audit is not trusted"
+    return s
+
+
+def quote(a: AuditResult, level: float | None = None) -> dict:
+    """The one number and interval to report from the audit: ``value``, ``ci``,
+    ``level``, ``method``, ``raw`` (the method's plain estimate), ``how``."""
+    lev = a.level if level is None else float(level)
+    z = float(stats.norm.ppf(0.5 + lev / 2))
+    m = a.recommended
+    raw = float(a.data_estimates["value"][m])
+    if not a.trusted:
+        lo_m, hi_m = a.bracket
+        se = a.data_estimates["se"]
+        lo = max(0.0, min(lo_m, raw) - z * float(se.get("crossfit", 0.0)))
+        hi = min(1.0, max(hi_m, raw) + z * float(se.get("naive", 0.0)))
+        how = (
+            f"none of the audit's simulated worlds reproduced the data's checks, so "
+            f"no measured error can be trusted: the interval runs from the cross-fit "
+            f"estimate (biased low) to the naive plug-in estimate (biased high), "
+            f"each widened by {lev:.0%} of its sampling error"
+        )
+        return {
+            "value": raw,
+            "ci": (lo, hi),
+            "level": lev,
+            "method": m,
+            "raw": raw,
+            "how": how,
+        }
+    value = raw - a.correction(m)
+    ci = a.interval(value, method=m, level=lev)
+    passing = [w for w, v in a.world_weights.items() if v > 0]
+    how = (
+        f"{m} estimate"
+        + (" minus the bias the audit measured for it" if a.corrected else "")
+        + f", +- {z:.2f} x the largest error (RMSE) the audit measured for it across "
+        f"the {len(passing)} simulated world(s) that reproduced the data's checks "
+        f"({', '.join(passing)}), so the spread between those worlds is included"
+    )
+    return {"value": value, "ci": ci, "level": lev, "method": m, "raw": raw, "how": how}

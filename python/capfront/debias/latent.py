@@ -89,6 +89,19 @@ _NODES: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 MAX_STRIDE = 16
 
 
+# logit-scale SD of the cell effect below which the posterior maximum treats it
+# as a point mass (a fifth of the t grid's step)
+POINT_MASS_SD = 0.2 * T_STEP
+
+
+def _logit_sd(family: str, scale: float) -> float:
+    """SD of the cell effect on the logit scale (Beta: at ``q = 1/2``)."""
+    if family == "logitnormal":
+        return float(scale)
+    c = (1.0 - float(scale)) / float(scale)
+    return float(np.sqrt(2.0 * polygamma(1, c / 2.0)))
+
+
 def _sd_of_max(L: int) -> float:
     """SD of the maximum of ``L`` independent standard normals."""
     x = np.linspace(-8.0, 8.0, 4001)
@@ -322,15 +335,17 @@ def _cell_table(logh: np.ndarray, theta: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ backends
-def _estep(name, table, cell_row, topic, log_w, resp) -> float:
+def _estep(name, table, cell_row, topic, log_w, resp, ll_out=None) -> float:
+    """E-step: fills ``resp`` (N, J) and, if given, ``ll_out`` (N,) with each
+    prompt's log marginal likelihood; returns their sum."""
     if name == "cpp":
-        return float(core().pgm_estep(table, cell_row, topic, log_w, resp))
+        return float(core().pgm_estep(table, cell_row, topic, log_w, resp, ll_out))
     if name == "numba":
-        return pgm_estep_nb(table, cell_row, topic, log_w, resp)
-    return _estep_np(table, cell_row, topic, log_w, resp)
+        return pgm_estep_nb(table, cell_row, topic, log_w, resp, ll_out)
+    return _estep_np(table, cell_row, topic, log_w, resp, ll_out)
 
 
-def _estep_np(table, cell_row, topic, log_w, resp) -> float:
+def _estep_np(table, cell_row, topic, log_w, resp, ll_out=None) -> float:
     N, L = cell_row.shape
     ll = 0.0
     lidx = np.arange(L)[None, :]
@@ -345,7 +360,10 @@ def _estep_np(table, cell_row, topic, log_w, resp) -> float:
         tot = e.sum(axis=1, keepdims=True)
         r = e / tot
         resp[sl] = np.where(r < 1e-12, 0.0, r)  # as the C++ kernel
-        ll += float((mx[:, 0] + np.log(tot[:, 0])).sum())
+        lln = mx[:, 0] + np.log(tot[:, 0])
+        if ll_out is not None:
+            ll_out[sl] = lln
+        ll += float(lln.sum())
     return ll
 
 
@@ -428,11 +446,17 @@ def _emax(name, fit, min_resp, stride=None):
     cut, w1, w2 = _nodes(max(1, int(stride) // coarse), coarse)
     t_grid = np.ascontiguousarray(T_GRID[::coarse])
     half = 0.5 * coarse * T_STEP  # the end cells' outer edges
-    if fit.scale > 0:
+    scale = float(fit.scale)
+    if 0 < scale and _logit_sd(fit.family, scale) < POINT_MASS_SD:
+        # a cell effect far narrower than the t grid's step puts its density on
+        # one grid point, a spike the discretised posterior CDFs do not resolve
+        # (the NumPy reference and the kernels disagreed by ~1e-4 at tau = 0.005);
+        # its limit, the point mass E[max | d] = max_l sigma(eta), is within
+        # O(sd^2) of the exact value
+        scale = 0.0
+    if scale > 0:
         eta = fit.theta[:, :, None] - D_GRID[None, None, :]
-        tails = grid_tails(
-            fit.family, fit.scale, eta, t_grid[0] - half, t_grid[-1] + half
-        )
+        tails = grid_tails(fit.family, scale, eta, t_grid[0] - half, t_grid[-1] + half)
     else:
         tails = np.zeros(fit.theta.shape + (len(D_GRID), 3))
     args = (
@@ -444,7 +468,7 @@ def _emax(name, fit, min_resp, stride=None):
         np.ascontiguousarray(fit.tables.loglik[:, ::coarse]),
         t_grid,
         fam,
-        float(fit.scale),
+        scale,
         cut,
         w1,
         w2,
@@ -565,10 +589,25 @@ class LatentFit:
     tables: Tables = field(repr=False)
     cell_row: np.ndarray = field(repr=False)
     topic: np.ndarray = field(repr=False)
+    # latent prompt classes (:mod:`capfront.debias.classes`): theta's column
+    # ``label * n_classes + k`` holds class k within topic label ``label``
+    n_classes: int = 1
+    class_weights: np.ndarray | None = field(default=None, repr=False)  # (T, K)
+    class_resp: np.ndarray | None = field(default=None, repr=False)  # (N, K)
+    bic: dict = field(default_factory=dict)  # n_classes -> BIC, when selected
 
     @property
     def d_grid(self) -> np.ndarray:
         return D_GRID
+
+    @property
+    def n_params(self) -> int:
+        """Free parameters: theta, the class weights, the difficulty prior's
+        weights and the cell-effect scale."""
+        n_lab = self.theta.shape[1] // self.n_classes
+        return int(
+            self.theta.size + n_lab * (self.n_classes - 1) + len(self.weights) - 1 + 1
+        )
 
     def simulate_p(
         self,
@@ -586,14 +625,24 @@ class LatentFit:
         are not on the grid, so the fit has a rounding error; worlds drawn exactly
         on the grid (``on_grid=True``) hide it from the audit, which then measured
         ``pgm``'s RMSE up to ~15% low at ``L = 2``."""
-        K = self.theta.shape[1]
+        K = self.theta.shape[1] // self.n_classes
         topic = rng.choice(K, size=n_prompts, p=topic_freq)
         d = rng.choice(D_GRID, size=n_prompts, p=self.weights)
         if not on_grid:
             step = float(D_GRID[1] - D_GRID[0])
             d = d + rng.uniform(-step / 2, step / 2, n_prompts)
-        eta = self.theta[:, topic].T - d[:, None]
+        col = topic
+        if self.n_classes > 1:  # a latent class within each prompt's label
+            col = self._draw_class(topic, rng)
+        eta = self.theta[:, col].T - d[:, None]
         return _draw_cell(self.family, self.scale, eta, rng), topic
+
+    def _draw_class(self, topic: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """theta column of a latent class drawn within each prompt's label."""
+        cw = np.cumsum(self.class_weights, axis=1)
+        u = rng.random(len(topic))
+        k = (u[:, None] > cw[topic] * (1 - 1e-12)).sum(axis=1)
+        return topic * self.n_classes + np.minimum(k, self.n_classes - 1)
 
 
 def _draw_cell(family: str, scale: float, eta: np.ndarray, rng) -> np.ndarray:
@@ -617,6 +666,69 @@ def _tables(g_values: np.ndarray) -> Tables:
             _TABLE_CACHE.clear()
         out = _TABLE_CACHE[key] = Tables(g_values)
     return out
+
+
+def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
+    """The likelihood tables of the data's draw counts and each cell's table row
+    (``-1``: no draws)."""
+    obs = G > 0
+    g_values = np.unique(G[obs])
+    tables = _tables(g_values)
+    gi = np.searchsorted(g_values, np.where(obs, G, g_values[0]))
+    cell_row = np.ascontiguousarray(
+        np.where(obs, tables.offset[gi] + S, -1).astype(np.int64)
+    )
+    return tables, cell_row
+
+
+def _candidates(theta_sd: float) -> tuple[np.ndarray, np.ndarray]:
+    """Eta-grid indices ``(J, C)`` of ``theta_c - D_j`` for the M-step's candidate
+    ``theta_c`` (exact grid points) and their ridge penalty."""
+    c_off = np.rint((THETA_GRID - ETA_GRID[0]) / ETA_STEP).astype(np.int64)
+    j_off = np.rint(D_GRID / ETA_STEP).astype(np.int64)
+    cand_idx = np.ascontiguousarray(
+        np.clip(c_off[None, :] - j_off[:, None], 0, len(ETA_GRID) - 1)
+    )
+    return cand_idx, -0.5 * (THETA_GRID / theta_sd) ** 2
+
+
+def _m_step(name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty):
+    """M-step for the cell-effect scale and ``theta`` (L, K) given the complete-data
+    statistics ``C`` (L, K, R, J); returns ``(theta, scale, next h)``."""
+    L, K = theta.shape
+    C = C.reshape(L * K, tables.n_rows, -1)
+    # scale: maximise the M-step objective profiled over theta (each row's
+    # best theta refined by a parabola, so the profile is smooth in the scale)
+    th_flat = theta.reshape(-1)
+
+    def score(s_: float):
+        f_ = _mstep_window(name, C, tables.logh(family, s_), cand_idx, th_flat, penalty)
+        f_ = f_ + penalty[None, :]
+        return _profile_max(f_), f_
+
+    if scale is None:
+        sc, f, h = _scale_step(score, grid, sc, h, SCALE_RES[family])
+    else:
+        f = score(sc)[1]
+    c = f.argmax(axis=1)
+    rows_ = np.arange(len(c))
+    th = THETA_GRID[c].astype(np.float64)
+    inner = (c > 0) & (c < len(THETA_GRID) - 1)
+    ci = c[inner]
+    r_ = rows_[inner]
+    f0, f1, f2 = f[r_, ci - 1], f[r_, ci], f[r_, ci + 1]
+    den = f0 - 2 * f1 + f2
+    ok = den < 0
+    shift = np.where(ok, 0.5 * (f0 - f2) / np.where(ok, den, -1.0), 0.0)
+    th[inner] += ETA_STEP * np.clip(shift, -0.5, 0.5)
+    # models never run in a topic keep their pooled value
+    seen = C.sum(axis=(1, 2)) > 0
+    theta_new = th.reshape(L, K)
+    if not seen.all():
+        pooled = np.nanmean(np.where(seen.reshape(L, K), theta_new, np.nan), axis=1)
+        pooled = np.where(np.isfinite(pooled), pooled, 0.0)
+        theta_new = np.where(seen.reshape(L, K), theta_new, pooled[:, None])
+    return theta_new, sc, h
 
 
 def fit_latent(
@@ -646,6 +758,8 @@ def fit_latent(
     """
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; use one of {FAMILIES}")
+    if int(max_iter) < 1:
+        raise ValueError(f"max_iter must be >= 1 (EM iterations), got {max_iter}")
     name = resolve_backend(backend)
     t0 = time.perf_counter()
     N, L = S.shape
@@ -656,12 +770,7 @@ def fit_latent(
     )
     K = int(topic.max()) + 1
     obs = G > 0
-    g_values = np.unique(G[obs])
-    tables = _tables(g_values)
-    gi = np.searchsorted(g_values, np.where(obs, G, g_values[0]))
-    cell_row = np.ascontiguousarray(
-        np.where(obs, tables.offset[gi] + S, -1).astype(np.int64)
-    )
+    tables, cell_row = _cells(S, G)
     n_cells = int(obs.sum())
     J = len(D_GRID)
     grid = SCALE_GRID[family]
@@ -708,13 +817,7 @@ def fit_latent(
         weights = np.exp(-0.5 * (D_GRID / 2.5) ** 2)
         weights /= weights.sum()
 
-    # candidate eta indices of theta_c - D_j (exact grid points)
-    c_off = np.rint((THETA_GRID - ETA_GRID[0]) / ETA_STEP).astype(np.int64)
-    j_off = np.rint(D_GRID / ETA_STEP).astype(np.int64)
-    cand_idx = np.ascontiguousarray(
-        np.clip(c_off[None, :] - j_off[:, None], 0, len(ETA_GRID) - 1)
-    )  # (J, C)
-    penalty = -0.5 * (THETA_GRID / theta_sd) ** 2
+    cand_idx, penalty = _candidates(theta_sd)
 
     resp = np.empty((N, J))
     ll_old = -np.inf
@@ -730,42 +833,10 @@ def fit_latent(
             converged = True
             break
         ll_old = ll
-        C = C.reshape(L * K, tables.n_rows, J)
         weights = resp.mean(axis=0)
-        # scale: maximise the M-step objective profiled over theta (each row's
-        # best theta refined by a parabola, so the profile is smooth in the scale)
-        th_flat = theta.reshape(-1)
-
-        def score(s_: float, C=C, th_flat=th_flat):
-            f_ = _mstep_window(
-                name, C, tables.logh(family, s_), cand_idx, th_flat, penalty
-            )
-            f_ = f_ + penalty[None, :]
-            return _profile_max(f_), f_
-
-        if scale is None:
-            sc, f, h = _scale_step(score, grid, sc, h, SCALE_RES[family])
-        else:
-            f = score(sc)[1]
-        c = f.argmax(axis=1)
-        rows_ = np.arange(len(c))
-        th = THETA_GRID[c].astype(np.float64)
-        inner = (c > 0) & (c < len(THETA_GRID) - 1)
-        ci = c[inner]
-        r_ = rows_[inner]
-        f0, f1, f2 = f[r_, ci - 1], f[r_, ci], f[r_, ci + 1]
-        den = f0 - 2 * f1 + f2
-        ok = den < 0
-        shift = np.where(ok, 0.5 * (f0 - f2) / np.where(ok, den, -1.0), 0.0)
-        th[inner] += ETA_STEP * np.clip(shift, -0.5, 0.5)
-        # models never run in a topic keep their pooled value
-        seen = C.sum(axis=(1, 2)) > 0
-        theta_new = th.reshape(L, K)
-        if not seen.all():
-            pooled = np.nanmean(np.where(seen.reshape(L, K), theta_new, np.nan), axis=1)
-            pooled = np.where(np.isfinite(pooled), pooled, 0.0)
-            theta_new = np.where(seen.reshape(L, K), theta_new, pooled[:, None])
-        theta = theta_new
+        theta, sc, h = _m_step(
+            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty
+        )
     return LatentFit(
         family=family,
         theta=theta,
@@ -831,13 +902,20 @@ def pgm_decomposition(
         tol=tol,
         topics=topics,
     )
-    emax, emax2, pmean = posterior_max(fit, backend, min_resp=min_resp)
+    return fit_decomposition(fit, *posterior_max(fit, backend, min_resp=min_resp))
+
+
+def fit_decomposition(
+    fit: LatentFit, emax: np.ndarray, emax2: np.ndarray, pmean: np.ndarray
+) -> Decomposition:
+    """The :class:`Decomposition` of a fit's per-prompt posterior maxima ``emax``
+    (with ``E_post[(max)^2]`` and the posterior cell means ``pmean``)."""
     posterior_sd = float(np.sqrt(np.maximum(emax2 - emax**2, 0).sum()) / len(emax))
     diag = {
         "linear": True,
         "fit": fit,
         "scale": fit.scale,
-        "family": family,
+        "family": fit.family,
         "posterior_mean_p": pmean,
         "max_of_posterior_means": float(np.nanmax(pmean, axis=1).mean()),
         "posterior_sd": posterior_sd,

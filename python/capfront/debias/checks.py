@@ -1,0 +1,107 @@
+"""Posterior predictive checks of the audit's simulated worlds.
+
+Each statistic is a function of the counts alone, so it is computed the same way on
+the data and on every data set simulated from a world; a world whose simulations
+miss the data's value by more than their own spread does not look like the data,
+and its measured errors are not evidence about the data's.
+
+Statistics (``CHECKS``):
+
+- ``curve_g1``, ``curve_mid``, ``curve_G``: the exact subsample curve
+  ``O_biased(g) = mean_n E[max_l Y_l(g) / g]`` (``Y_l(g)`` the successes in ``g`` of
+  the cell's draws taken without replacement) at ``g = 1``, ``ceil(G / 2)`` and
+  ``G`` (the naive oracle): its decay is what carries the optimizer's-curse bias;
+- ``eig_share``: the share of the largest eigenvalue in the correlation matrix of
+  the models' doubly centred success rates over prompts (the residual
+  between-model correlation): specialisation shared across prompts makes it large,
+  independent cell noise does not;
+- ``max_at_G``, ``max_at_0``: the share of prompts whose best cell solved every
+  draw, and whose best cell solved none (the tail shape of the per-prompt maximum
+  count near the ceiling and the floor).
+
+``z = (data - mean_sim) / (sd_sim * sqrt(N_sim / N) * sqrt(1 + 1 / n))`` (the
+simulated data sets may have fewer prompts ``N_sim`` than the data's ``N``: the
+statistics are means over prompts, their spread scales as ``N^(-1/2)``); a world
+passes when every ``|z| <= Z_PASS``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+CHECKS = ("curve_g1", "curve_mid", "curve_G", "eig_share", "max_at_G", "max_at_0")
+# |z| above which a check fails (six checks: about 1.6% of worlds that look like
+# the data fail one by chance, for normal statistics)
+Z_PASS = 3.0
+# a world with fewer simulations is never failed (its spread is not known)
+MIN_SIMS_TO_FAIL = 4
+
+
+def check_sizes(g: int) -> np.ndarray:
+    """Subsample sizes the curve checks need: ``1, ceil(g / 2), g``."""
+    return np.unique(np.array([1, -(-g // 2), g], dtype=np.int64))
+
+
+def eig_share(S: np.ndarray, G: np.ndarray) -> float:
+    """Largest eigenvalue's share of the models' residual correlation matrix.
+
+    ``x[n, l] = p_hat[n, l]`` (a missing cell at its model's mean), doubly centred
+    (prompt and model means removed); the correlation matrix of its columns
+    (constant columns count as uncorrelated); returns ``lambda_max / L``."""
+    L = S.shape[1]
+    if L < 2:
+        return 1.0
+    obs = G > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.where(obs, S / np.maximum(G, 1), np.nan)
+    col = np.nanmean(p, axis=0)
+    p = np.where(obs, p, np.where(np.isfinite(col), col, 0.0)[None, :])
+    x = p - p.mean(axis=1, keepdims=True)
+    x = x - x.mean(axis=0, keepdims=True)
+    sd = x.std(axis=0)
+    ok = sd > 1e-12
+    x = np.where(ok[None, :], x / np.where(ok, sd, 1.0)[None, :], 0.0)
+    c = (x.T @ x) / max(len(x), 1)
+    c[np.diag_indices(L)] = 1.0
+    return float(np.linalg.eigvalsh(c)[-1] / L)
+
+
+def statistics(
+    S: np.ndarray, G: np.ndarray, curve: np.ndarray, sizes: np.ndarray
+) -> np.ndarray:
+    """The ``CHECKS`` of one data set; ``curve`` holds the per-prompt subsample
+    curve rows ``(N, len(sizes))`` (sizes including :func:`check_sizes`)."""
+    g = int(G[G > 0].min())
+    cs = check_sizes(g)
+    at = np.searchsorted(sizes, cs)
+    means = curve[:, at].mean(axis=0)
+    obs = G > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_hat = np.where(obs, S / np.maximum(G, 1), -np.inf)
+    mx = p_hat.max(axis=1)
+    return np.array(
+        [
+            means[0],
+            means[min(1, len(means) - 1)],
+            means[-1],
+            eig_share(S, G),
+            float((mx >= 1.0).mean()),
+            float((mx <= 0.0).mean()),
+        ]
+    )
+
+
+def z_scores(
+    data: np.ndarray, sims: np.ndarray, scale: float, n_prompts: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(mean, sd, z)`` of the simulated statistics ``sims (n, n_checks)`` against
+    ``data``; ``scale`` multiplies the simulations' SD (``sqrt(N_sim / N)``)."""
+    n = len(sims)
+    mean = sims.mean(axis=0)
+    sd = sims.std(axis=0, ddof=1) * scale if n > 1 else np.full(len(data), np.nan)
+    # a statistic that never varied: its spread is at most the resolution of a
+    # share over the data's N prompts
+    floor = 1.0 / max(int(n_prompts), 1)
+    spread = np.maximum(np.nan_to_num(sd, nan=0.0), floor) * np.sqrt(1 + 1 / max(n, 1))
+    z = (data - mean) / spread
+    return mean, sd, z

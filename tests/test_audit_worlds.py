@@ -1,0 +1,107 @@
+"""The honest audit: several worlds, posterior predictive checks, one quoted number
+and interval."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import capfront as cf
+from capfront.debias import checks
+from test_latent_classes import _topics
+
+
+def _unlabelled(N, L, G, seed):
+    """Unlabelled latent topics, strongly specialised (no labels passed)."""
+    S, _, _ = _topics(N, L, G, seed, K=4, spec=2.0)
+    return cf.EvalResults.from_counts(S, G)
+
+
+def test_eig_share_sees_shared_specialisation():
+    own = cf.simulate(1500, 8, 10, seed=2, as_counts=True)
+    spec = _unlabelled(1500, 8, 10, seed=2)
+    s0 = checks.eig_share(np.asarray(own.successes), np.asarray(own.n_draws))
+    s1 = checks.eig_share(np.asarray(spec.successes), np.asarray(spec.n_draws))
+    assert s1 > s0 + 0.05
+    assert 1 / 8 <= s0 <= 1 and s1 <= 1
+
+
+def test_checks_flag_a_misspecified_world_and_pass_a_well_specified_one():
+    """The one-class latent world against data from its own model (passes) and
+    from unlabelled topics (fails: the residual correlation is far off)."""
+    kw = dict(n_sims=6, seed=1, methods=("naive", "pgm"), latent_classes=1)
+    own = cf.simulate(1500, 8, 10, seed=4, as_counts=True)
+    a = cf.audit(own, worlds=("latent",), **kw)
+    assert a.world_weights == {"latent": 1.0} and a.trusted
+    assert a.checks["passed"].all()
+    res = _unlabelled(1500, 8, 10, seed=4)
+    bad = cf.audit(res, worlds=("latent",), **kw)
+    assert bad.world_weights == {"latent": 0.0} and not bad.trusted
+    row = bad.checks.set_index("check").loc["eig_share"]
+    assert not row["passed"] and row["z"] > checks.Z_PASS
+    # nothing trusted: the quoted interval is the cross-fit / naive bracket
+    lo, hi = bad.quoted["ci"]
+    assert lo <= bad.bracket[0] and hi >= bad.bracket[1]
+    assert "cross-fit" in bad.quoted["how"]
+    d = cf.debiased_oracle(res, bad.recommended, audit=bad, latent_classes=1)
+    assert d.value == bad.quoted["value"] and d.ci == pytest.approx(bad.quoted["ci"])
+    assert d.ci_method == bad.quoted["how"]
+
+
+def test_quoted_number_is_debiased_oracle_with_the_audit():
+    res = _unlabelled(800, 5, 8, seed=3)
+    a = cf.audit(res, n_sims=4, seed=2)
+    assert set(a.world_weights) <= {"latent", "classes", "resampled"}
+    cols = {"check", "world", "statistic", "data", "sim_mean", "sim_sd", "passed"}
+    assert cols <= set(a.checks.columns)
+    d = cf.debiased_oracle(res, a.recommended, audit=a)
+    assert d.value == pytest.approx(a.quoted["value"], abs=1e-12)
+    assert d.ci == pytest.approx(a.quoted["ci"], abs=1e-12)
+    assert d.level == a.quoted["level"] == 0.95
+    for note in (d.ci_method, d.ci_note, a.quoted["how"]):
+        assert "audit" in note or "cross-fit" in note
+        assert "SPEC" not in note and "seed 003" not in note
+    # the half-width includes the spread over the passing worlds
+    m = a.recommended
+    passing = [w for w, v in a.world_weights.items() if v > 0]
+    worst = max(a.world_table.loc[(w, m), "rmse"] for w in passing)
+    if a.trusted and not a.corrected:
+        assert (d.ci[1] - d.ci[0]) / 2 == pytest.approx(1.959964 * worst, rel=1e-5)
+    # without audit= the interval is what it was
+    assert cf.debiased_oracle(res, m).ci is None
+
+
+def test_audit_corrected_estimate_subtracts_the_measured_bias():
+    res = _unlabelled(600, 4, 8, seed=5)
+    a = cf.audit(res, n_sims=4, seed=1, correct=True, methods=("naive", "jackknife"))
+    if a.trusted:
+        b = a.table.loc["jackknife", "bias"]
+        d = cf.debiased_oracle(res, "jackknife", audit=a)
+        assert d.value == pytest.approx(d.raw_value - b)
+        assert d.ci == pytest.approx(a.interval(d.value, method="jackknife"))
+
+
+def test_audit_is_repeatable_across_calls_threads_and_workers():
+    res = _unlabelled(400, 4, 6, seed=8)
+    kw = dict(n_sims=4, seed=3, methods=("naive", "crossfit", "pgm"))
+    a = cf.audit(res, n_workers=1, **kw)
+    b = cf.audit(res, n_workers=2, **kw)
+    before = cf.get_num_threads()
+    try:
+        cf.set_num_threads(1)
+        c = cf.audit(res, **kw)
+    finally:
+        cf.set_num_threads(before)
+    for other in (b, c):
+        assert other.table.equals(a.table)
+        assert other.world_table.equals(a.world_table)
+        assert other.checks.equals(a.checks)
+        assert other.quoted == a.quoted
+
+
+def test_audit_argument_errors():
+    res = cf.simulate(200, 3, 5, seed=1, as_counts=True)
+    with pytest.raises(ValueError, match="worlds"):
+        cf.audit(res, n_sims=2, worlds=("mars",))
+    with pytest.raises(ValueError, match="sim_prompts"):
+        cf.audit(res, n_sims=2, sim_prompts=1)

@@ -1,0 +1,129 @@
+"""pgm with latent prompt classes: K = 1 is the one-class model, the classes
+recover specialisation no label names, and the three backends agree."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+import capfront as cf
+from capfront.debias import classes, latent
+
+
+@pytest.fixture(scope="module")
+def sim():
+    return cf.simulate(
+        600, 5, 8, n_topics=2, specialisation=1.0, seed=11, as_counts=True
+    )
+
+
+def _topics(N, L, G, seed, K=4, spec=1.6):
+    """Unlabelled latent topics: logit p = skill[l, topic] - d (no labels)."""
+    r = np.random.default_rng(seed)
+    topic = r.integers(0, K, N)
+    skill = 1.0 + 0.5 * r.standard_normal(L)[:, None] + spec * r.standard_normal((L, K))
+    d = 1.5 * r.standard_normal(N)
+    p = expit(skill[:, topic].T - d[:, None])
+    return r.binomial(G, p), np.full((N, L), G), float(p.max(axis=1).mean())
+
+
+def _rank2(N, L, G, seed, spec=1.8):
+    """Continuous specialisation: logit p = b_l + a_l . z_n - d_n."""
+    r = np.random.default_rng(seed)
+    z = r.standard_normal((N, 2))
+    a = spec * r.standard_normal((L, 2)) / np.sqrt(2)
+    b = 1.0 + 0.5 * r.standard_normal(L)
+    d = 1.5 * r.standard_normal(N)
+    p = expit(b[None] + z @ a.T - d[:, None])
+    return r.binomial(G, p), np.full((N, L), G), float(p.max(axis=1).mean())
+
+
+def test_one_class_is_the_old_pgm(sim):
+    S = np.rint(sim.successes).astype(np.int64)
+    G = np.broadcast_to(sim.n_draws, S.shape).astype(np.int64)
+    t = np.asarray(sim.topic).astype(np.int64)
+    old = latent.pgm_decomposition(S, G, t).estimate()
+    new = classes.pgm_decomposition(S, G, t, latent_classes=1)
+    assert new.estimate() == old
+    assert new.diagnostics["latent_classes"] == 1
+    one = cf.debiased_oracle(sim, "pgm", latent_classes=1).value
+    assert one == old
+
+
+@pytest.mark.parametrize("gen", [_topics, _rank2])
+def test_latent_classes_remove_most_of_the_error(gen):
+    """Known truth on two families the one-class model does not assume: the
+    BIC-chosen classes cut the error well below the one-class model's."""
+    old, new = [], []
+    for seed in (1,):
+        S, G, truth = gen(800, 5, 10, seed)
+        old.append(latent.pgm_decomposition(S, G).estimate() - truth)
+        d = classes.pgm_decomposition(S, G, latent_classes="auto")
+        assert d.diagnostics["latent_classes"] > 1
+        new.append(d.estimate() - truth)
+    old, new = np.abs(old), np.abs(new)
+    assert old.mean() > 0.006  # the one-class model is clearly off here
+    assert new.mean() < 0.5 * old.mean()
+
+
+def test_bic_keeps_one_class_on_the_one_class_model():
+    r = cf.simulate(800, 5, 10, seed=3, as_counts=True)
+    fit = classes.fit_pgm(np.asarray(r.successes), np.asarray(r.n_draws))
+    assert fit.n_classes == 1 and fit.bic[1] < fit.bic[2]
+
+
+def test_backends_agree_on_a_class_fit():
+    S, G, _ = _topics(150, 3, 5, seed=5, K=2)
+    fits = {
+        b: classes.fit_classes(S, G, None, 2, backend=b, max_iter=4)
+        for b in cf.available_backends()
+    }
+    ref = fits["numpy"]
+    est_ref = classes.posterior_max(ref, "numpy")[0]
+    for b, f in fits.items():
+        np.testing.assert_allclose(f.theta, ref.theta, atol=1e-9, err_msg=b)
+        assert f.loglik == pytest.approx(ref.loglik, rel=1e-10)
+        np.testing.assert_allclose(f.class_weights, ref.class_weights, atol=1e-9)
+        e = classes.posterior_max(f, b)[0]
+        np.testing.assert_allclose(e, est_ref, atol=1e-7, err_msg=b)
+
+
+def test_class_posterior_max_is_the_mixture_of_class_maxima():
+    """E_post[max | data] = sum_k r[n, k] E[max | data, class k]: against each
+    class's one-class posterior maximum, with responsibilities from direct sums."""
+    S, G, _ = _topics(120, 3, 5, seed=7, K=2)
+    fit = classes.fit_classes(S, G, None, 2, max_iter=6)
+    got = classes.posterior_max(fit, "numpy", min_resp=0.0)[0]
+    table = latent._cell_table(fit.tables.logh(fit.family, fit.scale), fit.theta)
+    lw = np.log(fit.weights + 1e-300)
+    per, ll = [], []
+    for k in range(2):
+        one = latent.LatentFit(**{**fit.__dict__, "n_classes": 1})
+        one.topic = np.full(len(S), k)
+        one.resp = np.empty((len(S), len(lw)))
+        lln = np.empty(len(S))
+        latent._estep("numpy", table, fit.cell_row, one.topic, lw, one.resp, lln)
+        per.append(latent.posterior_max(one, "numpy", min_resp=0.0)[0])
+        ll.append(lln + np.log(fit.class_weights[0, k]))
+    ll = np.array(ll)
+    r = np.exp(ll - ll.max(axis=0))
+    r /= r.sum(axis=0)
+    np.testing.assert_allclose(got, (r * np.array(per)).sum(axis=0), atol=1e-9)
+
+
+def test_pgm_options_and_errors(sim):
+    with pytest.raises(ValueError, match="latent_classes"):
+        cf.debiased_oracle(sim, "pgm", latent_classes="many")
+    with pytest.raises(ValueError, match="latent_classes"):
+        cf.debiased_oracle(sim, "pgm", latent_classes=0)
+    with pytest.raises(ValueError, match="max_iter"):
+        cf.debiased_oracle(sim, "pgm", max_iter=0)
+
+
+def test_latent_class_worlds_draw_classes_within_labels():
+    S, G, _ = _topics(400, 4, 8, seed=9, K=2, spec=2.5)
+    fit = classes.fit_classes(S, G, np.arange(400) % 2, 2, max_iter=5)
+    assert fit.theta.shape == (4, 4) and fit.class_weights.shape == (2, 2)
+    p, t = fit.simulate_p(5000, np.random.default_rng(0), np.array([0.5, 0.5]))
+    assert p.shape == (5000, 4) and set(np.unique(t)) == {0, 1}

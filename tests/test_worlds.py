@@ -1,0 +1,84 @@
+"""The robustness battery's world generators (docs/scripts/worlds.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "scripts"))
+from worlds import WORLDS, World  # noqa: E402
+
+N, L, G = 300, 5, 8
+
+
+@pytest.mark.parametrize("family", sorted(WORLDS))
+def test_world_shapes_truth_and_determinism(family: str) -> None:
+    w = WORLDS[family](N, L, G, seed=3, pop=2000)
+    assert isinstance(w, World) and w.family == family
+    S = w.results.successes
+    assert S.shape == (N, L) and w.p.shape == (N, L)
+    assert (S >= 0).all() and (S <= G).all()
+    assert np.isfinite(w.p).all() and (w.p >= 0).all() and (w.p <= 1).all()
+    assert w.oracle == pytest.approx(w.p.max(axis=1).mean())
+    assert w.results.true_oracle == pytest.approx(w.oracle)
+    assert 0.0 <= w.oracle <= 1.0
+    if w.population_oracle is not None:
+        assert 0.0 <= w.population_oracle <= 1.0
+        # the same pool's prompt population: close to the sample's oracle
+        assert abs(w.population_oracle - w.oracle) < 0.06
+    # no labels except in pgm's own family (the control)
+    assert (w.results.topic is not None) == (family == "pgm_own")
+    again = WORLDS[family](N, L, G, seed=3, pop=2000)
+    np.testing.assert_array_equal(again.results.successes, S)
+    np.testing.assert_array_equal(again.p, w.p)
+    assert again.population_oracle == w.population_oracle
+    other = WORLDS[family](N, L, G, seed=4, pop=0)
+    assert not np.array_equal(other.p, w.p)
+    assert other.population_oracle is None
+
+
+@pytest.mark.parametrize("family", sorted(WORLDS))
+def test_naive_oracle_biased_upward(family: str) -> None:
+    # mean_n max_l p_hat over-estimates mean_n max_l p (Jensen); over 4 seeds
+    worlds = [WORLDS[family](800, 6, 5, s, pop=0) for s in range(4)]
+    bias = [w.naive - w.oracle for w in worlds]
+    assert np.mean(bias) > 0.002
+
+
+def test_families_differ() -> None:
+    worlds = {f: WORLDS[f](N, L, G, seed=1, pop=0) for f in WORLDS}
+    # summary of the truth: mean rate, share near the ceiling, between-model
+    # correlation; no two families give the same truth
+    keys = {}
+    for f, w in worlds.items():
+        p = w.p
+        keys[f] = (round(float(p.mean()), 4), round(float((p > 0.95).mean()), 4))
+    assert len(set(keys.values())) == len(keys)
+    ceiling = worlds["near_ceiling"].p
+    assert (ceiling > 0.95).mean() > 0.4  # most cells near 1 (or near 0)
+
+
+def test_cell_shocks_overdispersed() -> None:
+    # counts vary more than Binomial(G, p) around the true p
+    w = WORLDS["cell_shocks"](3000, 4, 20, seed=0, pop=0, rho=0.2)
+    S, p = w.results.successes, w.p
+    ratio = ((S - 20 * p) ** 2).mean() / (20 * p * (1 - p)).mean()
+    assert ratio > 1.5
+    base = WORLDS["topics"](3000, 4, 20, seed=0, pop=0)
+    S, p = base.results.successes, base.p
+    assert ((S - 20 * p) ** 2).mean() / (20 * p * (1 - p)).mean() < 1.15
+
+
+def test_evalperf_sub_pools() -> None:
+    for L_ in (4, 30):
+        w = WORLDS["evalperf"](500, L_, 5, seed=2, pop=0)
+        assert w.p.shape == (500, L_)
+        assert 0.0 < w.p.min() and w.p.max() < 1.0  # shrunk
+
+
+def test_bad_sizes() -> None:
+    with pytest.raises(ValueError, match="G must be"):
+        WORLDS["topics"](10, 2, 0)
