@@ -406,7 +406,8 @@ def test_audit_verdict_is_rendered(small, monkeypatch):
     for key in ("trusted", "bracket", "checks"):
         audit[key] = None
     text = rendered(rep.data)
-    assert "checks" not in text and "bracket" not in text
+    assert "Audit checks" not in text and "bracket:" not in text
+    assert "checks did not all pass" not in text
 
 
 def test_no_phantom_files(sim_report, tmp_path):

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ._protocol import plain
 from .paired import (
     cluster_codes,
     cluster_replicate_means,
@@ -118,7 +119,7 @@ class Comparison:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
         out["ci"] = list(self.ci)
         out["discordant"] = None if self.discordant is None else list(self.discordant)
-        return out
+        return plain(out)
 
     def to_frame(self) -> pd.DataFrame:
         row = self.to_dict()
@@ -159,18 +160,20 @@ class TiedSet:
         return self.table.copy()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "best": self.best,
-            "value": self.value,
-            "ci": list(self.ci),
-            "level": self.level,
-            "alpha": self.alpha,
-            "tied": list(self.tied),
-            "distinguishable": self.distinguishable,
-            "p_value_method": self.p_value_method,
-            "table": self.table.reset_index().to_dict(orient="records"),
-            "notes": list(self.notes),
-        }
+        return plain(
+            {
+                "best": self.best,
+                "value": self.value,
+                "ci": list(self.ci),
+                "level": self.level,
+                "alpha": self.alpha,
+                "tied": list(self.tied),
+                "distinguishable": self.distinguishable,
+                "p_value_method": self.p_value_method,
+                "table": self.table.reset_index().to_dict(orient="records"),
+                "notes": list(self.notes),
+            }
+        )
 
 
 # --------------------------------------------------------------------------- operands

@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ._protocol import plain
 from .results import EvalResults
 
 __all__ = ["Plan", "plan"]
@@ -112,7 +113,7 @@ class Plan:
         }
         out["ci"] = list(self.ci)
         out["table"] = self.table.reset_index().to_dict(orient="records")
-        return out
+        return plain(out)
 
     def summary(self) -> str:
         goal = (

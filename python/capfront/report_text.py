@@ -407,6 +407,13 @@ def _interval_words(deb: Mapping[str, Any]) -> str:
     note = deb.get("ci_note") or (deb.get("details") or {}).get("ci_method") or ""
     note = str(note)
     low = note.lower()
+    if "the audit measured" in low and "+- " in note:
+        # "<method> estimate, +- 1.96 x the largest error (RMSE) the audit measured
+        # ...": the estimator's own description, in words
+        rest = note.split("+- ", 1)[1].replace(" x ", " times ", 1)
+        return "the estimate plus or minus " + plain(
+            rest.replace("(RMSE)", "(root mean squared)")
+        )
     if note.startswith("capfront.audit"):
         target = "the prompt population" if "population" in low else "these prompts"
         return (

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ._protocol import plain
 from .paired import percentile_ci, replicate_means
 from .results import EvalResults
 from .routing_choices import read_choices
@@ -173,7 +174,7 @@ class RouterResult:
         out["n_resamples"] = self.n_resamples
         out["seed"] = self.seed
         out["notes"] = list(self.notes)
-        return out
+        return plain(out)
 
 
 @dataclass
@@ -203,10 +204,12 @@ class RouterTable:
         return pd.concat([r.to_frame() for r in self.routers.values()])
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "level": self.level,
-            "routers": {k: r.to_dict() for k, r in self.routers.items()},
-        }
+        return plain(
+            {
+                "level": self.level,
+                "routers": {k: r.to_dict() for k, r in self.routers.items()},
+            }
+        )
 
     def plot(self, ax: Any = None, frontier: Any = None) -> Any:
         """Routers as points (with their intervals) on the frontier figure."""
