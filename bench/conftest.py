@@ -93,6 +93,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
     session = getattr(config, "_benchmarksession", None)
     if session is None or session.disabled or not session.benchmarks:
         return
+    # bench files import this module as ``conftest``, which can register the
+    # hook a second time: print once
+    if getattr(config, "_capfront_summary_done", False):
+        return
+    config._capfront_summary_done = True  # type: ignore[attr-defined]
     groups: dict[str, list] = {}
     for bench in session.benchmarks:
         if bench.stats is not None and bench.stats.rounds:
