@@ -82,6 +82,11 @@ def _cases() -> dict[str, tuple]:
         ),
         "large counts": (big_s, big_g, C),
         "broadcast G": (np.minimum(S, 4), one_g, C),
+        "broadcast G, inf and NaN costs": (
+            np.minimum(S, 4),
+            one_g,
+            np.where(S > 2, np.inf, np.where(S == 1, np.nan, C)),
+        ),
         "broadcast G uint8 no cost": (np.minimum(S, 4).astype(np.uint8), one_g, None),
         "graded with NaN": (graded, one_g, C),
         "no cell run": (np.zeros((3, 4), dtype=np.int32), none_run, np.ones((3, 4))),

@@ -208,43 +208,39 @@ std::size_t choose(const OracleInput<TS, TG>& in, std::size_t n, Tied&& is_tied)
 // the answer is the first tied l with fl(cs[l] / g) == T: any l with cs[l] == m,
 // or one a rounding step above m (checked by dividing).
 template <class TS, class TG>
-std::size_t choose_one_g(const OracleInput<TS, TG>& in, std::size_t n, TS best) {
+std::size_t choose_one_g(const OracleInput<TS, TG>& in, std::size_t n, TS best,
+                         std::uint32_t* tied) {
     using namespace oracle_detail;
     const std::size_t L = in.L;
     const TS* s = in.S + n * L;
     const double* cs = in.cost_sum + n * L;
-    // four independent lanes: a single running min is a serial chain of compares
-    // (the min of non-NaN values does not depend on the order)
-    double m4[4] = {kInf, kInf, kInf, kInf};
-    bool nan4[4] = {false, false, false, false};
-    std::size_t l = 0;
-    for (; l + 4 <= L; l += 4)
-        for (int k = 0; k < 4; ++k) {
-            const bool t = s[l + k] == best;
-            const double v = t ? cs[l + k] : kInf;
-            nan4[k] |= t & std::isnan(v);
-            m4[k] = v < m4[k] ? v : m4[k];
-        }
-    for (; l < L; ++l) {
-        const bool t = s[l] == best;
-        const double v = t ? cs[l] : kInf;
-        nan4[0] |= t & std::isnan(v);
-        m4[0] = v < m4[0] ? v : m4[0];
+    // the tied positions, in order (branch-free compaction: no cost read yet)
+    std::size_t k = 0;
+    for (std::size_t l = 0; l < L; ++l) {
+        tied[k] = static_cast<std::uint32_t>(l);
+        k += s[l] == best;
     }
-    const bool any_nan = nan4[0] | nan4[1] | nan4[2] | nan4[3];
-    const double m = std::min(std::min(m4[0], m4[1]), std::min(m4[2], m4[3]));
+    if (k == 1)  // one tie: no comparison (a NaN cost wins too; all +inf gives 0)
+        return cs[tied[0]] == kInf ? 0 : tied[0];
+    double m = kInf;
+    bool any_nan = false;
+    for (std::size_t t = 0; t < k; ++t) {
+        const double v = cs[tied[t]];
+        any_nan |= std::isnan(v);
+        m = v < m ? v : m;
+    }
     if (any_nan) {  // NumPy's argmin returns the first NaN
-        for (std::size_t l = 0; l < L; ++l)
-            if (s[l] == best && std::isnan(cs[l])) return l;
+        for (std::size_t t = 0; t < k; ++t)
+            if (std::isnan(cs[tied[t]])) return tied[t];
     }
     const double g = static_cast<double>(in.g_const);
     const double T = m / g;
     if (T == kInf) return 0;  // every value is +inf: NumPy returns index 0
     // fl(x / g) == T needs x - m below a rounding step of T (times g)
     const double reach = m + std::fabs(m) * 0x1p-48 + g * 0x1p-1000;
-    for (l = 0; l < L; ++l) {
-        if (s[l] != best) continue;
-        if (cs[l] == m || (cs[l] <= reach && cs[l] / g == T)) return l;
+    for (std::size_t t = 0; t < k; ++t) {
+        const double v = cs[tied[t]];
+        if (v == m || (v <= reach && v / g == T)) return tied[t];
     }
     return 0;  // not reached: m is one of the tied values
 }
@@ -262,6 +258,7 @@ void prehoc_oracle_rows(const OracleInput<TS, TG>& in, std::int64_t* choice,
     parallel_blocks(in.N, kRowsPerBlock, [&](std::size_t n0, std::size_t n1) {
         std::vector<double> p(L);
         std::vector<unsigned char> tied(L);
+        std::vector<std::uint32_t> tied_at(L + 1);
         for (std::size_t n = n0; n < n1; ++n) {
             const TS* s = in.S + n * L;
             std::size_t j = 0;
@@ -271,7 +268,7 @@ void prehoc_oracle_rows(const OracleInput<TS, TG>& in, std::int64_t* choice,
                 min_max(s, L, low, best);
                 if (known_exact || (static_cast<std::int64_t>(low) >= 0 &&
                                     static_cast<std::int64_t>(best) < kExactBound)) {
-                    j = in.cost_sum ? choose_one_g(in, n, best)
+                    j = in.cost_sum ? choose_one_g(in, n, best, tied_at.data())
                                     : choose(in, n, [&](std::size_t l) { return s[l] == best; });
                     done = true;
                 }
