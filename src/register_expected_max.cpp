@@ -22,6 +22,9 @@ py::array_t<double> expected_max_binomial(const carray<double>& p,
     py::array_t<double> out(static_cast<py::ssize_t>(R));
     const double* pp = p.data();
     const std::int64_t* gg = n_draws.data();
+    for (std::size_t i = 0; i < R * L; ++i)
+        require(gg[i] <= capfront::kMaxDraws,
+                "n_draws must be at most 2**31 - 1 (2147483647)");
     double* o = out.mutable_data();
     {
         py::gil_scoped_release release;

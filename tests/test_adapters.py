@@ -279,8 +279,19 @@ def test_llmrouterbench_records():
     r = d.results
     assert d.format == "llmrouterbench"
     assert set(r.benchmark) == {"aime", "gpqa"}
+    assert r.max_draws == 1  # the latest non-demo run of each triple
+    # gpqa/test/gpt-5-chat ran twice: the 20250910 run (index 1 wrong) is read
     i, j = cell(r, "gpqa/test/1", "gpt-5-chat")
-    assert r.n_draws[i, j] == 2 and r.successes[i, j] == 1  # two timestamped runs
+    assert r.successes[i, j] == 0
+    # the newer demo run of qwen3 on gpqa (index 1 right) is skipped
+    i, j = cell(r, "gpqa/test/1", "qwen3-235b-a22b-2507")
+    assert r.successes[i, j] == 0 and r.n_draws[i, j] == 1
+    # score: null counts as 0, with a note
+    i, j = cell(r, "aime/test/3", "qwen3-235b-a22b-2507")
+    assert r.observed[i, j] and r.successes[i, j] == 0
+    notes = " | ".join(d.notes)
+    assert "1 demo run(s)" in notes and "1 older run(s)" in notes
+    assert "1 record(s) with score null counted as 0" in notes
     i, j = cell(r, "aime/test/2", "qwen3-235b-a22b-2507")
     assert r.mean_cost[i, j] == pytest.approx((130 * 0.09 + 2000 * 0.60) / 1e6)
     priced = load(
@@ -289,11 +300,30 @@ def test_llmrouterbench_records():
     np.testing.assert_allclose(priced.mean_cost, r.mean_cost, rtol=1e-6)
 
 
-def test_llmrouterbench_single_file():
-    f = FIX / "llmrouterbench/results/bench/aime/test/gpt-5-chat/20250901_101500.json"
+def test_llmrouterbench_all_runs_are_generations_on_request():
+    d = load(FIX / "llmrouterbench", all_runs=True)
+    r = d.results
+    i, j = cell(r, "gpqa/test/1", "gpt-5-chat")
+    assert r.n_draws[i, j] == 2 and r.successes[i, j] == 1  # both non-demo runs
+    i, j = cell(r, "gpqa/test/1", "qwen3-235b-a22b-2507")
+    assert r.n_draws[i, j] == 1  # the demo run is never a generation
+    assert any("each run is a generation" in n for n in d.notes)
+
+
+def test_llmrouterbench_single_file_and_demo_only(tmp_path):
+    f = (
+        FIX / "llmrouterbench/results/bench/aime/test/gpt-5-chat/"
+        "aime-test-gpt-5-chat-20250901_101500.json"
+    )
     assert detect_format(f) == "llmrouterbench"
     r = load(f).results
     assert list(r.prompts) == ["aime/test/1", "aime/test/2", "aime/test/3"]
+    data = json.loads(f.read_text())
+    data["demo"] = True
+    demo = tmp_path / "aime-test-gpt-5-chat-20250902_000000.json"
+    demo.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"only 1 demo run\(s\), which are skipped"):
+        load(demo)
 
 
 # ---------------------------------------------------------------- detection
@@ -316,11 +346,20 @@ def test_detect_and_load_errors(tmp_path, routerbench_pkl):
     assert "routerbench" in FORMATS
     with pytest.raises(ValueError, match="unknown format 'xls'"):
         load(FIX / "long.csv", format="xls")
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(ValueError, match=r"empty\.csv: empty file"):
+        load(tmp_path / "empty.csv")
+    (tmp_path / "junk.parquet").write_bytes(bytes(range(256)) * 4)
+    with pytest.raises(ValueError, match=r"junk\.parquet: not a readable parquet"):
+        load(tmp_path / "junk.parquet")
     (tmp_path / "x.weird").write_text("1")
     with pytest.raises(ValueError, match="cannot tell the format"):
         load(tmp_path / "x.weird")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "x.weird").write_text("1")
     with pytest.raises(ValueError, match="cannot tell the format of this folder"):
-        load(tmp_path)
+        load(sub)
     with pytest.raises(ValueError, match="cannot apply"):
         load(FIX / "lm_eval_runs", prices=FIX / "prices.csv")
 
@@ -339,3 +378,253 @@ def test_inspect_binary_eval_format(tmp_path):
     for p in ("capitals/c1", "capitals/c3"):
         for m in ref.models:
             assert got.p_hat[cell(got, p, m)] == ref.p_hat[cell(ref, p, m)]
+
+
+# ---------------------------------------------------------------- wide tables
+ROUTELLM = ["mixtral-8x7b-instruct-v0.1", "gpt-4-1106-preview"]
+
+
+def test_routellm_eval_csv_is_a_wide_table():
+    """RouteLLM's ``gsm8k_responses.csv``: ``prompt`` (text), one boolean column
+    per model and ``<model>_response`` text columns."""
+    d = load(FIX / "routellm_gsm8k_responses.csv")
+    r = d.results
+    assert d.format == "wide" and list(r.models) == ROUTELLM
+    assert (r.n_prompts, r.max_draws) == (4, 1)
+    np.testing.assert_array_equal(r.successes, [[1, 1], [0, 1], [0, 0], [1, 1]])
+    assert any("row number" in n for n in d.notes)
+    # a hand computation: best single 3/4 (gpt-4), prehoc oracle 3/4
+    import capfront as cf
+
+    assert cf.best_single(r)[:2] == ("gpt-4-1106-preview", 0.75)
+    assert cf.naive_oracle(r).value == 0.75
+
+
+def test_routellm_folder_of_benchmarks():
+    d = load(FIX / "routellm_mmlu")
+    r = d.results
+    assert detect_format(FIX / "routellm_mmlu") == "wide"
+    assert d.format == "wide" and r.n_prompts == 5
+    assert sorted(set(r.benchmark)) == ["mmlu_anatomy", "mmlu_astronomy"]
+    i, j = cell(r, "mmlu_astronomy/0", "gpt-4-1106-preview")
+    assert r.successes[i, j] == 0
+    i, j = cell(r, "mmlu_anatomy/1", "gpt-4-1106-preview")
+    assert r.successes[i, j] == 1
+    # the same files as several paths (or a glob) read as one data set
+    files = sorted((FIX / "routellm_mmlu").glob("*.csv"))
+    via_glob = load(str(FIX / "routellm_mmlu" / "mmlu_*.csv")).results
+    via_list = load(files).results
+    for other in (via_glob, via_list):
+        np.testing.assert_array_equal(other.successes, r.successes)
+        assert list(other.prompts) == list(r.prompts)
+
+
+def test_wide_table_with_gaps_and_named_prompt(tmp_path):
+    path = tmp_path / "w.csv"
+    path.write_text("qid,m1,m2\n007,1,0\n7,,1\n8,0,1\n")
+    r = load(path, prompt="qid").results
+    assert list(r.prompts) == ["007", "7", "8"]  # ids are labels
+    assert not r.observed[1, 0] and r.observed.sum() == 5
+    with pytest.raises(ValueError, match="no model column found"):
+        load(_write(tmp_path / "t.csv", "qid,note\n5,x\n"))
+    with pytest.raises(ValueError, match="--score names a column of a long table"):
+        load(path, prompt="qid", score="m1")
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_routerbench_layout_as_csv_and_parquet(tmp_path, routerbench_pkl, suffix):
+    wide = pd.read_csv(FIX / "routerbench_wide.csv")
+    path = tmp_path / f"routerbench_0shot.{suffix}"
+    wide.to_csv(path, index=False) if suffix == "csv" else wide.to_parquet(path)
+    d = load(path)
+    ref = load(routerbench_pkl).results
+    assert d.format == f"routerbench ({suffix})"
+    r = d.results
+    assert list(r.prompts) == list(ref.prompts) and list(r.models) == list(ref.models)
+    np.testing.assert_allclose(r.p_hat, ref.p_hat)
+    np.testing.assert_allclose(r.mean_cost, ref.mean_cost)
+
+
+# ---------------------------------------------------------------- matrices
+def test_routereval_pickled_dict():
+    import pickle
+
+    d = load(FIX / "routereval_router_dataset.pkl")
+    r = d.results
+    raw = pickle.loads((FIX / "routereval_router_dataset.pkl").read_bytes())
+    assert d.format == "matrix" and list(r.models) == raw["model"]
+    assert sorted(set(r.benchmark)) == ["test", "train", "val"]
+    stacked = np.vstack(
+        [raw["data"][k] for k in ("train_score", "val_score", "test_score")]
+    )
+    order = [
+        f"{b}/{i}"
+        for b in ("train", "val", "test")
+        for i in range(len(raw["data"][f"{b}_score"]))
+    ]
+    idx = [list(r.prompts).index(p) for p in order]
+    np.testing.assert_array_equal(r.p_hat[idx], stacked)
+
+
+def test_npz_and_npy_matrices(tmp_path):
+    z = np.load(FIX / "score_matrix.npz")
+    d = load(FIX / "score_matrix.npz")
+    assert d.format == "matrix" and list(d.results.models) == list(z["models"])
+    np.testing.assert_array_equal(d.results.p_hat, z["scores"])
+    bare = load(FIX / "score_matrix.npy").results
+    assert list(bare.models) == ["model_0", "model_1", "model_2"]
+    np.testing.assert_array_equal(bare.p_hat, z["scores"])
+    np.save(tmp_path / "bad.npy", np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match=r"bad\.npy: a score matrix must be 2-D"):
+        load(tmp_path / "bad.npy")
+    np.savez(tmp_path / "names.npz", scores=np.ones((2, 3)), models=np.array(["a"]))
+    with pytest.raises(ValueError, match="1 model name"):
+        load(tmp_path / "names.npz")
+
+
+# ---------------------------------------------------------------- inspect
+def test_inspect_eval_set_folder():
+    """An ``eval_set()`` output folder written by inspect-ai (mockllm models,
+    scripted answers; make_inspect_logs.py): eval-set.json and logs.json beside
+    the .eval logs."""
+    pytest.importorskip("inspect_ai", reason="inspect_ai (optional extra) absent")
+    folder = FIX / "inspect_eval_set"
+    assert detect_format(folder) == "inspect"
+    r = load(folder).results
+    assert sorted(r.models) == ["mockllm/model-a", "mockllm/model-b"]
+    assert r.max_draws == 2 and r.min_draws == 2
+    # the generator's PATTERN: model-a c1 right then wrong, c3 right twice ...
+    want = {"model-a": [1, 0, 2], "model-b": [2, 1, 0]}
+    for m, counts in want.items():
+        for k, c in enumerate(counts):
+            assert r.successes[cell(r, f"capitals/c{k + 1}", f"mockllm/{m}")] == c
+
+
+def test_inspect_two_runs_of_a_task_are_more_generations():
+    pytest.importorskip("inspect_ai", reason="inspect_ai (optional extra) absent")
+    d = load(sorted((FIX / "inspect_runs").glob("*.eval")))
+    r = d.results
+    assert r.n_models == 1 and r.max_draws == 2  # one epoch in each of two runs
+    np.testing.assert_array_equal(r.successes[:, 0], [1, 0, 2])
+    assert any("2 separate logs" in n for n in d.notes)
+
+
+# ---------------------------------------------------------------- lm-eval
+def test_lm_eval_results_without_samples_say_log_samples():
+    for path in (
+        FIX / "lm_eval_results_only",
+        next((FIX / "lm_eval_results_only").rglob("results_*.json")),
+    ):
+        assert detect_format(path) == "lm-eval"
+        with pytest.raises(ValueError, match="re-run lm_eval with --log_samples"):
+            load(path)
+
+
+def test_lm_eval_corpus_level_metrics_are_named(tmp_path):
+    with pytest.raises(ValueError, match=r"\['bleu', 'chrf', 'ter'\] are corpus-level"):
+        load(FIX / "lm_eval_corpus")
+    # with a per-sample metric beside them, that one is read; naming bleu says why not
+    src = next((FIX / "lm_eval_corpus").rglob("samples_*.jsonl"))
+    out = tmp_path / "org__model-a" / src.name
+    out.parent.mkdir()
+    recs = [json.loads(x) for x in src.read_text().splitlines()]
+    for k, rec in enumerate(recs):
+        rec["metrics"].append("exact_match")
+        rec["exact_match"] = float(k == 0)
+    out.write_text("\n".join(json.dumps(x) for x in recs) + "\n")
+    r = load(tmp_path).results
+    np.testing.assert_array_equal(r.successes[:, 0], [1, 0, 0])
+    with pytest.raises(
+        ValueError, match=r"'bleu' is corpus-level.*can: \['exact_match'\]"
+    ):
+        load(tmp_path, score="bleu")
+
+
+# ---------------------------------------------------------------- dialects
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_delimiters_are_sniffed(tmp_path, sep):
+    ref = load(FIX / "long.csv").results
+    text = (FIX / "long.csv").read_text().replace(",", sep)
+    r = load(_write(tmp_path / "t.csv", text)).results
+    np.testing.assert_array_equal(r.successes, ref.successes)
+    np.testing.assert_allclose(r.mean_cost, ref.mean_cost)
+
+
+def test_xlsx(tmp_path, monkeypatch):
+    frame = pd.read_csv(FIX / "long.csv", dtype={"prompt_id": str})
+    path = tmp_path / "t.xlsx"
+    try:
+        frame.to_excel(path, index=False)
+    except ImportError:
+        pytest.skip("openpyxl (optional extra capfront[excel]) absent")
+    ref = load(FIX / "long.csv").results
+    r = load(path).results
+    np.testing.assert_array_equal(r.successes, ref.successes)
+    import builtins
+
+    real = builtins.__import__
+
+    def no_openpyxl(name, *args, **kwargs):
+        if name == "openpyxl":
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_openpyxl)
+    with pytest.raises(ValueError, match=r"needs openpyxl.*or save the sheet as CSV"):
+        load(path)
+
+
+def test_auto_detected_cost_named_cost_with_gaps_is_left_out(tmp_path):
+    text = "prompt_id,model,score,cost\n1,a,1,0.5\n2,a,0,\n"
+    d = load(_write(tmp_path / "c.csv", text))
+    assert not d.results.has_cost and d.cost_source is None
+    assert any("'cost' has 1 missing value(s): no cost axis" in n for n in d.notes)
+    with pytest.raises(ValueError, match=r"'cost' \(cost\) has 1 missing"):
+        load(tmp_path / "c.csv", cost="cost")
+
+
+def test_inspect_eval_set_retry_keeps_the_latest_log(tmp_path):
+    """An eval_set() retry writes a new log of the same task (same eval_set_id and
+    task_id) with the finished samples carried over: the older one is left out."""
+    pytest.importorskip("inspect_ai", reason="inspect_ai (optional extra) absent")
+    from inspect_ai.log import read_eval_log, write_eval_log
+
+    folder = tmp_path / "set"
+    shutil.copytree(FIX / "inspect_eval_set", folder)
+    ref = load(folder).results
+    first = sorted(folder.glob("*.eval"))[0]
+    old = read_eval_log(str(first))
+    old.eval.created = "2020-01-01T00:00:00+00:00"
+    old.status = "error"
+    for s in old.samples:
+        s.scores["match"].value = "C"  # would change the counts if it were read
+    write_eval_log(old, str(folder / ("2020-01-01T00-00-00-00-00_" + first.name[26:])))
+    d = load(folder)
+    np.testing.assert_array_equal(d.results.successes, ref.successes)
+    np.testing.assert_array_equal(d.results.n_draws, ref.n_draws)
+    assert any(
+        "1 log(s) of an eval_set() task retried later left out" in n for n in d.notes
+    )
+
+
+def test_cli_format_choices_are_the_adapters_formats(capsys):
+    from capfront.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["report", "x.csv", "--format", "nope"])
+    err = capsys.readouterr().err
+    assert all(repr(f) in err for f in FORMATS)
+
+
+def test_folder_of_long_tables(tmp_path):
+    for k in range(2):
+        _write(tmp_path / f"part{k}.csv", f"prompt_id,model,score\n{k},x,1\n{k},y,0\n")
+    assert detect_format(tmp_path) == "csv"
+    d = load(tmp_path)
+    assert d.results.n_prompts == 2 and d.results.n_models == 2
+    assert d.notes[0] == "2 table files read as one table"

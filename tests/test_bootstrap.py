@@ -132,9 +132,12 @@ def test_incomplete_data_best_single():
     naive = capfront.naive_oracle(inc).value
     best = capfront.best_single(inc)[1]
     assert out.estimate == pytest.approx(naive - best, abs=1e-12)
-    # a replicate equals the statistic of the resampled data
-    counts = replicate_counts(inc, 1, seed=0)[0]
-    idx = np.repeat(np.arange(inc.n_prompts), counts)
+    # a replicate equals the statistic of the resampled data: with incomplete
+    # coverage, of the prompts every model ran (the rule of capfront.baselines)
+    keep = np.flatnonzero(inc.common_prompts)
+    assert 0 < keep.size < inc.n_prompts
+    counts = replicate_counts(keep.size, 1, seed=0)[0]
+    idx = keep[np.repeat(np.arange(keep.size), counts)]
     sub = capfront.EvalResults.from_counts(S[idx], G[idx])
     want = capfront.naive_oracle(sub).value - capfront.best_single(sub)[1]
     assert out.replicates[0] == pytest.approx(want, abs=1e-12)

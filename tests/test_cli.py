@@ -146,7 +146,7 @@ def test_report_tables_out_and_columns(tmp_path):
         "--quiet",
     )
     out = proc.stdout
-    assert "Single models" in out and "naive prehoc oracle" in out
+    assert "Single models" in out and "oracle, plug-in" in out
     assert f"wrote {tmp_path / 'o' / 'report.json'}" in out
     for f in ("report.json", "report.md", "frontier.png"):
         assert (tmp_path / "o" / f).exists()
@@ -162,12 +162,18 @@ def test_demo_prints_the_report():
     for text in (
         "Data",
         "evalperf_example",
+        "What this means",
         "Single models",
-        "naive prehoc oracle",
+        "oracle, plug-in",
         "stand-in: active parameters",
     ):
         assert text in out
     assert proc.stderr == ""
+    # piped: the tables fit 100 columns, and no file is named (none was written)
+    assert max(len(line.rstrip()) for line in out.splitlines()) <= 100
+    assert "…" not in out
+    assert out.count("report.json") == out.count("DIR/report.json")
+    assert "wrote " not in out
 
 
 def test_demo_json_matches_api():
@@ -190,6 +196,16 @@ def test_demo_out(tmp_path):
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["data"]["draws_per_cell"] == {"min": 100, "max": 100}
     assert (tmp_path / "frontier.png").stat().st_size > 10_000
+    assert (tmp_path / "frontier_by_benchmark.png").stat().st_size > 10_000
+    page = (tmp_path / "report.html").read_text()
+    assert "What this means" in page and "<script src=" not in page
+    assert data["files"] == [
+        "report.json",
+        "report.md",
+        "frontier.png",
+        "frontier_by_benchmark.png",
+        "report.html",
+    ]
 
 
 def test_simulate_then_report(tmp_path):

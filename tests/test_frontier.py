@@ -251,8 +251,16 @@ def test_metrics_policy_and_comparison():
     assert fr.policy_at(5.0).randomised is None
     with pytest.raises(ValueError, match="below"):
         fr.policy_at(0.5)
-    assert np.isnan(fr.quality_at(0.5)) and fr.quality_at(9.0) == 1.0
-    assert np.isnan(fr.cost_at(1.1)) and fr.cost_at(0.0) == 1.0
+    with pytest.warns(capfront.OutsideFrontierWarning, match="below the cheapest"):
+        assert np.isnan(fr.quality_at(0.5))
+    with pytest.warns(
+        capfront.OutsideFrontierWarning, match="above the frontier's top"
+    ):
+        assert np.isnan(fr.cost_at(1.1))
+    assert fr.quality_at(9.0) == 1.0 and fr.cost_at(0.0) == 1.0
+    with pytest.warns(capfront.OutsideFrontierWarning, match="1 quality value"):
+        got = fr.cost_at(np.array([0.5, 1.1, np.nan]))  # NaN in, NaN out: not counted
+    assert got[0] == pytest.approx(1.0) and np.isnan(got[1:]).all()
     table = fr.versus_best_single()
     assert list(table.index) == ["a", "b", "mean", "all"]
     assert table.loc["all", "best_model"] == "model_1"

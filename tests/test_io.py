@@ -122,7 +122,10 @@ def test_ragged_generations_and_missing_cells():
     np.testing.assert_array_equal(res.successes, [[2, 0], [0, 2]])
     assert res.mask is not None and res.mask.shape == (2, 2, 3)
     assert not res.observed[1, 0]
-    assert cf.naive_oracle(res).value == pytest.approx((2 / 3 + 1) / 2)
+    assert cf.naive_oracle(res, on="all").value == pytest.approx((2 / 3 + 1) / 2)
+    # compared on the prompt both models ran ('a'): max(2/3, 0)
+    assert cf.naive_oracle(res).value == pytest.approx(2 / 3)
+    assert "ran only part of the 2 prompts (x 1/2 (50.0%))" in res.coverage_note
 
 
 def test_graded_scores_from_a_table():
@@ -168,7 +171,16 @@ def base_frame() -> pd.DataFrame:
             {"benchmark": "bench"},
             "varies within prompt",
         ),
-        (lambda d: d.assign(prompt_id=["a", None, "b", "b"]), {}, "empty/NaN"),
+        (
+            lambda d: d.assign(prompt_id=["a", None, "b", "b"]),
+            {},
+            r"column 'prompt_id' \(prompt\) is empty in row 2",
+        ),
+        (
+            lambda d: d.assign(model=["x", "y", "x", " "]),
+            {},
+            r"column 'model' \(model\) is empty in row 4",
+        ),
     ],
 )
 def test_bad_tables_name_the_problem(change, kwargs, match):
@@ -180,7 +192,7 @@ def test_bad_tables_name_the_problem(change, kwargs, match):
 def test_bad_files(tmp_path):
     with pytest.raises(ValueError, match="no such file"):
         cf.read(tmp_path / "missing.csv")
-    path = tmp_path / "table.xlsx"
+    path = tmp_path / "table.weird"
     path.write_text("x")
     with pytest.raises(ValueError, match="unknown format"):
         cf.read(path)
@@ -253,8 +265,17 @@ def test_fixture_mmlu_pro_ragged_coverage(tmp_path):
     assert table.loc["DeepSeek-Coder-V2", "n_prompts"] == 32
     want = raw.groupby("model").score.mean()
     pd.testing.assert_series_equal(
-        table["accuracy"].sort_index(), want.sort_index(), check_names=False
+        table["accuracy_own"].sort_index(), want.sort_index(), check_names=False
     )
+    # compared on the 32 questions every model answered
+    ran = raw[raw.model == "DeepSeek-Coder-V2"].prompt_id
+    common = raw[raw.prompt_id.isin(ran)]
+    pd.testing.assert_series_equal(
+        table["accuracy"].sort_index(),
+        common.groupby("model").score.mean().sort_index(),
+        check_names=False,
+    )
+    assert "compared on the 32 prompts every model ran" in res.coverage_note
     assert set(res.benchmark) <= set(raw.category)
     # the same table through Parquet and JSONL, and through polars
     raw.to_parquet(tmp_path / "m.parquet")

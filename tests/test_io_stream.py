@@ -33,7 +33,8 @@ def long_table(rng, N, L, G, graded=False, cost=False) -> pd.DataFrame:
 
 
 def same_stats(a: cf.EvalResults, b: cf.EvalResults) -> None:
-    order_p = pd.Index(b.prompts).get_indexer(a.prompts)
+    # ids read from a CSV file are strings ('007' is not 7)
+    order_p = pd.Index(b.prompts.astype(str)).get_indexer(a.prompts.astype(str))
     order_m = pd.Index(b.models).get_indexer(a.models)
     assert (order_p >= 0).all() and (order_m >= 0).all()
     sub = np.ix_(order_p, order_m)

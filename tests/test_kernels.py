@@ -504,3 +504,152 @@ def test_byte_fast_path_falls_back_per_row(backend):
             np.testing.assert_array_equal(getattr(got, name), getattr(want, name))
         assert got.flags == want.flags
         assert not got.is_binary
+
+
+# ------------------------------------------------------------------ huge n_draws
+
+
+def _dense_scipy_expected_max(p: np.ndarray, G: int) -> float:
+    """E[max] from scipy's CDF at every k = 0..G-1 (no window)."""
+    from scipy import stats
+
+    k = np.arange(G)[:, None]
+    return float((1.0 - stats.binom.cdf(k, G, p[None, :]).prod(axis=1)).sum() / G)
+
+
+@pytest.mark.parametrize("G", [70_001, 250_000])
+def test_expected_max_windowed_against_dense_scipy(backend, G):
+    """Above 2^16 draws the kernels use windowed CDFs; against scipy on all of
+    0..G-1 (an independent computation) they agree to 1e-11."""
+    p = np.array([0.3, 0.3004, 0.7, 0.6995, 1e-4, 0.0])
+    want = _dense_scipy_expected_max(p, G)
+    got = cf.expected_max_binomial(p, G, backend=backend)
+    assert got == pytest.approx(want, abs=1e-11)
+
+
+def test_expected_max_windowed_ragged_against_enumeration(backend):
+    """A ragged row with one huge cell: E[max(Y1/G1, Y2/G2)] by direct summation
+    over the small cell's values (P(max <= x) = F1(floor(x G1)) F2(floor(x G2)))."""
+    from scipy import stats
+
+    p = np.array([0.4, 0.45])
+    g = np.array([100_000, 7])
+    # E[max] = sum over y2 of P(Y2 = y2) E[max(Y1/G1, y2/7)]
+    G1 = int(g[0])
+    k = np.arange(G1 + 1)
+    pmf1 = stats.binom.pmf(k, G1, p[0])
+    want = 0.0
+    for y2 in range(8):
+        want += stats.binom.pmf(y2, 7, p[1]) * np.sum(pmf1 * np.maximum(k / G1, y2 / 7))
+    got = cf.expected_max_binomial(p, g, backend=backend)
+    assert got == pytest.approx(want, abs=1e-11)
+
+
+@pytest.mark.parametrize("G", [10**8, 2**31 - 1])
+def test_expected_max_huge_draws(backend, G):
+    """One model: E[Y / G] = p exactly; two equal models at p = 1/2: the max
+    exceeds 1/2 by sd / sqrt(pi) (normal limit, sd = sqrt(p (1-p) / G))."""
+    if backend == "numpy" and G > 10**8:
+        pytest.skip(
+            "the scipy reference takes ~30 s here (tests/test_fuzz.py runs it once)"
+        )
+    for p in (1e-9, 0.3, 0.5, 0.999999):
+        assert cf.expected_max_binomial([p], G, backend=backend) == pytest.approx(
+            p, rel=1e-12, abs=1e-20
+        )
+    sd = math.sqrt(0.25 / G)
+    two = cf.expected_max_binomial([0.5, 0.5], G, backend=backend)
+    assert two - 0.5 == pytest.approx(sd / math.sqrt(math.pi), rel=1e-3)
+
+
+def test_expected_max_huge_draws_agree_across_backends():
+    p = np.array([[0.2, 0.21, 0.5], [0.9, 0.3, 0.0]])
+    g = np.array([[2**31 - 1, 10**6, 5], [10**7, 10**7, 10**7]])
+    runs = [cf.expected_max_binomial(p, g, backend=b) for b in cf.available_backends()]
+    for r in runs[1:]:
+        np.testing.assert_allclose(r, runs[0], rtol=0, atol=1e-11)
+
+
+def test_expected_max_refuses_draws_above_cap(backend):
+    with pytest.raises(ValueError, match=r"n_draws must be at most 2\*\*31 - 1"):
+        cf.expected_max_binomial([0.5, 0.5], [2**31, 3], backend=backend)
+
+
+@pytest.mark.skipif("cpp" not in cf.available_backends(), reason="no _core")
+def test_cpp_binding_refuses_draws_above_cap():
+    from capfront._core import expected_max_binomial as raw
+
+    with pytest.raises(ValueError, match="2147483647"):
+        raw(np.full((1, 1), 0.5), np.full((1, 1), 2**40, dtype=np.int64))
+
+
+# -------------------------------------------------------------- argument checks
+
+
+def test_pass_at_k_shape_mismatch_names_arguments():
+    with pytest.raises(ValueError, match=r"n \(3,\), c \(2,\), k \(\)"):
+        cf.pass_at_k([10, 10, 10], [1, 2], 1)
+
+
+@pytest.mark.parametrize(
+    ("n", "err", "match"),
+    [
+        (-1, ValueError, ">= 0"),
+        (1.7, ValueError, "whole number"),
+        ("2", TypeError, "integer"),
+        (None, TypeError, "integer"),
+        (True, TypeError, "integer"),
+        (10**12, ValueError, "<= 4096"),
+        (float("nan"), ValueError, "whole number"),
+    ],
+)
+def test_set_num_threads_refuses_bad_counts(threads, n, err, match):
+    before = cf.get_num_threads()
+    with pytest.raises(err, match=match):
+        threads(n)
+    assert cf.get_num_threads() == before
+
+
+def test_set_num_threads_takes_whole_floats_and_numpy_ints(threads):
+    threads(2.0)
+    assert cf.get_num_threads() == 2
+    threads(np.int64(1))
+    assert cf.get_num_threads() == 1
+
+
+# ------------------------------------------------------------------ concurrency
+
+
+@pytest.mark.parametrize(
+    "backend", [b for b in cf.available_backends() if b != "numpy"]
+)
+def test_kernels_from_several_python_threads_match_serial(backend):
+    """The kernels release the GIL (C++) or run in parallel regions (Numba): called
+    from 4 Python threads at once they give the serial results, bit for bit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(3)
+    jobs = []
+    for i in range(8):
+        p = rng.random((500 + 37 * i, 4))
+        g = rng.integers(1, 25, size=p.shape)
+        S = rng.binomial(12, rng.random((400, 3)))
+        jobs.append((p, g, S))
+
+    def run(job):
+        p, g, S = job
+        return (
+            cf.expected_max_binomial(p, g, backend=backend),
+            cf.expected_max_binomial(p[:3], 100_000, backend=backend),
+            cf.subsample_curve(S, 12, backend=backend),
+            sufficient_stats(
+                (S[:, :, None] > np.arange(12)).astype(np.uint8), backend=backend
+            ).successes,
+        )
+
+    serial = [run(j) for j in jobs]
+    with ThreadPoolExecutor(4) as pool:
+        parallel = list(pool.map(run, jobs * 2))
+    for got, want in zip(parallel, serial * 2, strict=True):
+        for a, b in zip(got, want, strict=True):
+            assert np.asarray(a).tobytes() == np.asarray(b).tobytes()

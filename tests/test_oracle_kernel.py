@@ -187,14 +187,19 @@ def test_naive_oracle_identical_to_the_array_expressions(shape, flags, seed):
     S = rng.integers(0, g_max + 1, (n, n_models)) % (G + 1)
     cost = rng.choice([0.1, 0.2, 1.0], n_models) if with_cost else None
     results = cf.EvalResults.from_counts(S, G, cost=cost)
-    for kind in ("prehoc", "union"):
-        want_v, want_c, want_choice = _old_naive_oracle(results, kind)
-        for b in BACKENDS:
-            got = naive_oracle(results, kind, backend=b)
-            assert got.value == want_v, (kind, b)
-            assert got.cost == want_c or (np.isnan(got.cost) and np.isnan(want_c))
-            if want_choice is not None:
-                np.testing.assert_array_equal(got.choice, want_choice)
+    common = results.common_prompts
+    for on in ("all", "common"):
+        if on == "common" and not common.any():
+            continue
+        ref = results if on == "all" else results.select(np.flatnonzero(common))
+        for kind in ("prehoc", "union"):
+            want_v, want_c, want_choice = _old_naive_oracle(ref, kind)
+            for b in BACKENDS:
+                got = naive_oracle(results, kind, on=on, backend=b)
+                assert got.value == want_v, (on, kind, b)
+                assert got.cost == want_c or (np.isnan(got.cost) and np.isnan(want_c))
+                if want_choice is not None:
+                    np.testing.assert_array_equal(got.choice, want_choice)
 
 
 def test_naive_oracle_compact_storage_and_threads():

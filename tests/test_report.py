@@ -4,6 +4,7 @@ renderers and files work, sections that do not apply say why."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +14,16 @@ import pytest
 
 import capfront
 from capfront.adapters import load
-from capfront.report import build_report, fmt, jsonable, to_markdown
+from capfront.report import (
+    blocks,
+    build_report,
+    fmt,
+    jsonable,
+    plain,
+    print_rich,
+    summary,
+    to_markdown,
+)
 
 FIX = Path(__file__).resolve().parent / "data" / "adapters"
 
@@ -95,13 +105,22 @@ def test_debiased_section_equals_the_api(sim, sim_report):
         pytest.skip("capfront.debiased_oracle not in this version")
     sec = sim_report.data["debiased_oracle"]
     assert "value" in sec, sec
-    if hasattr(capfront, "audit"):
-        audit = capfront.audit(sim, n_sims=3, seed=1)
-        assert sec["audit"]["recommended"] == audit.recommended == sec["method"]
-    res = capfront.debiased_oracle(sim, sec["method"], ci=0.95, n_resamples=100, seed=1)
-    assert sec["value"] == pytest.approx(res.value)
-    if res.ci is not None:
-        assert sec["ci"] == pytest.approx(list(res.ci))
+    audit = capfront.audit(sim, n_sims=3, seed=1)
+    assert sec["audit"]["recommended"] == audit.recommended == sec["method"]
+    # the quoted interval is the one debiased_oracle gives with the audit
+    quoted = capfront.debiased_oracle(
+        sim, sec["method"], audit=audit, ci=0.95, n_resamples=100, seed=1
+    )
+    assert sec["value"] == pytest.approx(quoted.value)
+    assert sec["ci"] == pytest.approx(list(quoted.ci))
+    assert sec["ci_method"] == quoted.ci_method
+    # the prompt bootstrap's interval is kept, in the JSON only
+    boot = capfront.debiased_oracle(
+        sim, sec["method"], ci=0.95, n_resamples=100, seed=1
+    )
+    others = {o["name"]: o for o in sec["other_intervals"]}
+    assert others["prompt_bootstrap"]["ci"] == pytest.approx(list(boot.ci))
+    assert "audit_population" in others
 
 
 def test_gap_section_equals_the_api(sim, sim_report):
@@ -112,7 +131,7 @@ def test_gap_section_equals_the_api(sim, sim_report):
     ref = capfront.gap_decomposition(sim, acc, level=0.95)
     assert sec["o_exp"] == pytest.approx(ref.o_exp)
     assert sec["o_repro_lower"] == pytest.approx(ref.o_repro_lower)
-    assert "Gap decomposition" in sim_report.to_markdown()
+    assert "## Is the gain real? (gap decomposition)" in sim_report.to_markdown()
 
 
 def test_gap_decomposition_needs_20_draws():
@@ -130,7 +149,7 @@ def test_graded_scores_skip_the_union_oracle():
     )
     rep = build_report(res, n_resamples=50, audit_sims=0)
     assert "binary" in rep.data["naive_oracles"]["union"]["skipped"]
-    oracles = rep.to_markdown().split("## Oracles")[1].split("\n## ")[0]
+    oracles = rep.to_markdown().split("## Oracle")[1].split("\n## ")[0]
     assert "| single-draw union oracle" not in oracles
     assert "- union: the union oracle needs binary" in oracles
 
@@ -150,7 +169,7 @@ def test_benchmarks_and_missing_cells():
 
 def test_markdown_and_save(sim_report, tmp_path):
     md = sim_report.to_markdown()
-    for title in ("# capfront report", "## Data", "## Single models", "## Oracles"):
+    for title in ("# capfront report", "## Data", "## Single models", "## Oracle"):
         assert title in md
     written = sim_report.save(tmp_path / "out")
     names = {p.name for p in written}
@@ -171,7 +190,7 @@ def test_rich_output(sim_report):
     console = Console(record=True, width=120)
     sim_report.print(console)
     text = console.export_text()
-    assert "Single models" in text and "naive prehoc oracle" in text
+    assert "Single models" in text and "oracle, plug-in" in text
 
 
 def test_save_without_frontier_api(tmp_path, monkeypatch):
@@ -235,7 +254,7 @@ def test_jsonable_and_fmt():
     assert fmt(0.5, "error_reduction") == "50.0%"
     assert fmt(None) == "-"
     assert fmt(12345.678) == "12,345.68"
-    assert "| source | a (?) |" in to_markdown({"source": {"path": "a"}})
+    assert "| source | a |" in to_markdown({"source": {"path": "a"}})
 
 
 def test_frontier_intervals_per_benchmark_when_one_fails():
@@ -263,3 +282,236 @@ def test_frontier_intervals_per_benchmark_when_one_fails():
     )
     if "error_reduction_low" not in rows["HumanEval+"]:
         assert any("HumanEval+" in n for n in sec["notes"])
+
+
+# ---------------------------------------------------------------- wording rules
+#: internal labels that must not reach a reader
+INTERNAL = re.compile(r"SPEC\s*\d|\bseed 0\d\d\b|cluster-robust|SE over \d+ clusters")
+LONG_NAMES = [
+    "20251124_mini-v1.16.0_claude-opus-4-5-20251101",
+    "20251118_mini-v1.15.0_gemini-3-pro-preview-20251118",
+    "20250807_mini-v1.7.0_gpt-5-mini",
+    "20251201_mini-v1.17.1_deepseek-v3.2-reasoner",
+]
+
+
+def rendered(rep_or_data, width: int = 100) -> str:
+    """The rich text (at ``width`` columns) and the markdown of a report."""
+    from rich.console import Console
+
+    data = rep_or_data.data if hasattr(rep_or_data, "data") else rep_or_data
+    console = Console(record=True, width=width)
+    print_rich(data, console)
+    return console.export_text() + "\n" + to_markdown(data)
+
+
+@pytest.fixture(scope="module")
+def one_draw():
+    """G = 1 with cost and long run-prefixed model names (SWE-bench style)."""
+    sim = capfront.simulate(200, 4, 1, n_topics=2, seed=5)
+    cost = np.array([0.7, 0.05, 0.3, 0.02])
+    return capfront.EvalResults.from_arrays(
+        sim.scores, cost=cost, models=np.array(LONG_NAMES)
+    )
+
+
+@pytest.fixture(scope="module")
+def one_draw_report(one_draw):
+    return build_report(one_draw, n_resamples=50, audit_sims=2)
+
+
+@pytest.fixture(scope="module")
+def no_cost_report():
+    sim = capfront.simulate(120, 3, 4, n_topics=2, seed=2)
+    res = capfront.EvalResults.from_arrays(sim.scores)
+    return build_report(res, n_resamples=50, audit_sims=0)
+
+
+def test_no_internal_labels(sim_report, one_draw_report, no_cost_report):
+    for rep in (sim_report, one_draw_report, no_cost_report):
+        text = rendered(rep)
+        assert not INTERNAL.search(text), INTERNAL.search(text)
+    # pass-through messages from other modules are cleaned too
+    assert plain("bootstrap bias correction (SPEC 4c) is used") == (
+        "bootstrap bias correction is used"
+    )
+    assert "cluster" not in plain("normal bound, cluster-robust SE over 2 clusters")
+
+
+def test_one_number_one_interval(sim_report):
+    deb = sim_report.data["debiased_oracle"]
+    text = rendered(sim_report)
+    lo, hi = deb["ci"]
+    assert f"{fmt(lo)} to {fmt(hi)}" in text  # the quoted interval, in the table
+    assert f"{100 * lo:.1f}% to {100 * hi:.1f}%" in text  # and in the summary
+    for other in deb["other_intervals"]:  # the others stay in the JSON
+        a, b = other["ci"]
+        assert fmt(a) not in text and fmt(b) not in text, other
+        assert f"{100 * a:.1f}% to" not in text
+    assert "interval: the estimate plus or minus" in text  # said in plain words
+
+
+@pytest.fixture(scope="module")
+def small():
+    return capfront.simulate(60, 3, 8, seed=4)
+
+
+def test_interval_description_from_the_result(small, monkeypatch):
+    """``ci_note`` (plain words from the estimator) wins over ``ci_method``."""
+    real = capfront.debiased_oracle
+
+    def with_note(*args, **kwargs):
+        res = real(*args, **kwargs)
+        res.ci_note = "made of the audit's measured error, in plain words"
+        return res
+
+    monkeypatch.setattr(capfront, "debiased_oracle", with_note)
+    rep = build_report(small, n_resamples=20, audit_sims=2)
+    assert rep.data["debiased_oracle"]["ci_note"].startswith("made of")
+    assert "interval: made of the audit's measured error" in rendered(rep)
+
+
+def test_audit_verdict_is_rendered(small, monkeypatch):
+    """``trusted``, ``bracket`` and ``checks`` of the audit (when it has them)
+    reach the JSON and the text in plain words."""
+    real = capfront.audit
+
+    def verdict(*args, **kwargs):
+        a = real(*args, **kwargs)
+        a.trusted = False
+        a.bracket = (0.61, 0.72)
+        a.checks = pd.DataFrame(
+            {"check": ["bias", "coverage"], "passed": [True, False]}
+        )
+        return a
+
+    monkeypatch.setattr(capfront, "audit", verdict)
+    rep = build_report(small, n_resamples=20, audit_sims=2)
+    audit = rep.data["debiased_oracle"]["audit"]
+    assert audit["trusted"] is False and audit["bracket"] == [0.61, 0.72]
+    assert audit["checks"][1] == {"check": "coverage", "passed": False}
+    text = rendered(rep)
+    assert "checks did not all pass" in text
+    assert (
+        "between the cross-fit value 61.0% (biased low) and the plug-in 72.0%" in text
+    )
+    assert "Audit checks" in text and "coverage" in text
+    # an audit without a verdict renders none
+    for key in ("trusted", "bracket", "checks"):
+        audit[key] = None
+    text = rendered(rep.data)
+    assert "checks" not in text and "bracket" not in text
+
+
+def test_no_phantom_files(sim_report, tmp_path):
+    import copy
+
+    data = copy.deepcopy(sim_report.data)
+    data.pop("files", None)
+    text = rendered(data)
+    # report.json is only named as what --out writes
+    assert text.count("report.json") == text.count("DIR/report.json") > 0
+    assert ".png" not in text and "report.html" not in text
+    rep = build_report(
+        capfront.simulate(60, 3, 4, seed=1), n_resamples=20, audit_sims=0
+    )
+    rep.save(tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    assert "in report.json" in md and "DIR/report.json" not in md
+    assert (tmp_path / "report.json").exists()
+
+
+def test_one_draw_says_it_once(one_draw_report):
+    text = rendered(one_draw_report)
+    assert "needs at least 2 generations" not in text
+    assert "bootstrap_bc" not in text
+    md = one_draw_report.to_markdown()
+    assert md.count("repeated draws") == 1  # said once
+    assert "upper end" in md  # and what the plug-in means
+    assert one_draw_report.data["debiased_oracle"]["one_draw"] is True
+
+
+def test_no_cost_is_said_at_the_top(no_cost_report):
+    md = no_cost_report.to_markdown()
+    top = md.split("## What this means")[1].split("\n## ")[0]
+    assert "no cost" in top and "one unit" in top
+    assert "mean cost" not in md  # no column of made-up costs
+    from capfront.frontier_plot import plot_frontier
+
+    fr = no_cost_report.objects["frontier_posthoc"]
+    ax = plot_frontier(fr)
+    assert ax.get_xlabel() == "generations per prompt (no cost given)"
+    import matplotlib.pyplot as plt
+
+    plt.close(ax.figure)
+
+
+def test_summary_from_the_numbers(sim_report):
+    d = sim_report.data
+    text = " ".join(summary(d))
+    best = d["single_models"]["best"]
+    assert best["model"] in text and f"{100 * best['accuracy']:.1f}%" in text
+    assert f"{100 * d['debiased_oracle']['value']:.1f}%" in text
+    row = d["frontier"]["prehoc"]["versus_best_single"][0]
+    assert f"{100 * row['error_reduction']:.0f}%" in text
+    share = d["gap_decomposition"]["noise_share"]["upper_bound"]
+    assert f"at most {100 * share:.0f}%" in text
+    assert blocks(d)[0].title == "What this means"
+
+
+def test_tables_fit_100_columns(one_draw_report):
+    from rich.console import Console
+
+    console = Console(record=True, width=100)
+    one_draw_report.print(console)
+    text = console.export_text()
+    assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
+    assert "…" not in text
+    for name in LONG_NAMES:  # full names in the model list
+        assert name in text
+    # shortened elsewhere, with a note saying so
+    assert "claude-opus-4-5-20251101 = " + LONG_NAMES[0] in " ".join(text.split())
+
+
+def test_debiased_frontier_table_explains_the_accuracy():
+    """The debiased-quality table's best accuracy differs from the observed one:
+    the note says why and gives both numbers."""
+
+    def row(acc):
+        return {
+            "benchmark": "HumanEval+",
+            "best_model": "m",
+            "best_accuracy": acc,
+            "best_cost": 1.0,
+            "error_reduction": 0.5,
+            "cost_reduction": 0.2,
+        }
+
+    data = {
+        "data": {
+            "n_prompts": 29,
+            "n_models": 2,
+            "cost": True,
+            "draws_per_cell": {"min": 100, "max": 100},
+        },
+        "frontier": {
+            "prehoc": {"versus_best_single": [row(0.9972)]},
+            "prehoc_debiased": {"quality": "pgm", "versus_best_single": [row(0.9955)]},
+        },
+    }
+    text = " ".join(rendered(data).split())
+    assert "debiased accuracy" in text
+    assert "(HumanEval+: 0.9955 here, 0.9972 observed)" in text
+
+
+def test_short_names():
+    from capfront._names import short_names
+
+    got = short_names([*LONG_NAMES, "gpt-4o", "a_b_gpt-4o"], max_len=26)
+    assert got["20251124_mini-v1.16.0_claude-opus-4-5-20251101"] == (
+        "claude-opus-4-5-20251101"
+    )
+    assert got["gpt-4o"] == "gpt-4o"
+    assert got["a_b_gpt-4o"] == "a_b_gpt-4o"  # fits: kept
+    clash = short_names(["x_" + "m" * 30, "y_" + "m" * 30])
+    assert len(set(clash.values())) == 2  # never two names the same

@@ -298,12 +298,23 @@ def test_oracles_skip_models_not_run(backend):
     mask = np.ones(SCORES.shape, bool)
     mask[1, 1, :] = False  # the only model that solved prompt 1 was not run on it
     res = EvalResults.from_arrays(SCORES, mask=mask, cost=MODEL_COST, backend=backend)
-    pre = cf.naive_oracle(res, "prehoc")
-    assert pre.value == pytest.approx(2 / 3)
+    pre = cf.naive_oracle(res, "prehoc", on="all")
+    assert pre.value == pytest.approx(2 / 3) and pre.n_prompts == 3
     assert pre.choice[1] == 0  # tie at 0 between m0 and m2: m0 is cheaper
-    assert cf.naive_oracle(res, "posthoc").value == pytest.approx(2 / 3)
-    assert cf.naive_oracle(res, "posthoc").cost == pytest.approx((12 + 6 + 12) / 3)
-    assert cf.naive_oracle(res, "union").value == pytest.approx(2 / 3)
+    post = cf.naive_oracle(res, "posthoc", on="all")
+    assert post.value == pytest.approx(2 / 3)
+    assert post.cost == pytest.approx((12 + 6 + 12) / 3)
+    assert cf.naive_oracle(res, "union", on="all").value == pytest.approx(2 / 3)
+    # the default compares on the prompts every model ran (0 and 2)
+    common = cf.naive_oracle(res, "prehoc")
+    both = res.select([0, 2])
+    assert common.n_prompts == 2 and len(common.choice) == 2
+    assert common.value == cf.naive_oracle(both, "prehoc").value
+    for kind in ("posthoc", "union"):
+        got = cf.naive_oracle(res, kind)
+        assert (got.value, got.cost) == pytest.approx(
+            (cf.naive_oracle(both, kind).value, cf.naive_oracle(both, kind).cost)
+        )
 
 
 @settings(max_examples=30)
@@ -317,14 +328,23 @@ def test_naive_oracles_match_the_loops(seed):
     cost = rng.choice([1.0, 2.0], size=(N, L))  # ties in p_hat and in cost
     res = EvalResults.from_arrays(scores, mask=mask, cost=cost)
     value, spent, choice = naive.prehoc_oracle(res.p_hat, res.mean_cost)
-    pre = cf.naive_oracle(res, "prehoc")
+    pre = cf.naive_oracle(res, "prehoc", on="all")
     assert pre.value == pytest.approx(value, abs=1e-15)
     assert pre.cost == pytest.approx(spent, abs=1e-15)
     assert list(pre.choice) == choice
-    post = cf.naive_oracle(res, "posthoc").value
+    post = cf.naive_oracle(res, "posthoc", on="all").value
     assert post == pytest.approx(naive.posthoc_oracle(scores, mask), abs=1e-15)
-    union = cf.naive_oracle(res, "union").value
+    union = cf.naive_oracle(res, "union", on="all").value
     assert union == pytest.approx(naive.union_oracle(res.p_hat), abs=1e-15)
+    # on="common": the same loops on the prompts every model (with a result) ran
+    ran = res.observed[:, res.observed.any(axis=0)]
+    keep = ran.all(axis=1)
+    if keep.any():
+        value, _, _ = naive.prehoc_oracle(res.p_hat[keep], res.mean_cost[keep])
+        assert cf.naive_oracle(res).value == pytest.approx(value, abs=1e-15)
+    else:
+        with pytest.raises(ValueError, match="no prompt was run by every model"):
+            cf.naive_oracle(res)
 
 
 @settings(max_examples=25)
@@ -365,8 +385,10 @@ def test_single_models_table(backend):
         scores, cost=cost, latency=latency, models=["x", "y", "z"], backend=backend
     )
     table = cf.single_models(res, best_of_k=[1, 3, 6])
-    assert list(table.index) == ["x", "y", "z"]
+    assert list(table.index) == ["z", "y", "x"]  # most accurate first
+    table = table.loc[["x", "y", "z"]]
     np.testing.assert_allclose(table["accuracy"], scores.mean(axis=(0, 2)))
+    np.testing.assert_array_equal(table["accuracy_own"], table["accuracy"])
     np.testing.assert_allclose(table["mean_cost"], cost.mean(axis=0))
     cell_latency = latency.mean(axis=2)
     np.testing.assert_allclose(table["mean_latency"], cell_latency.mean(axis=0))
@@ -397,11 +419,23 @@ def test_single_models_ragged_and_best_single_ties(backend):
     res = EvalResults.from_arrays(
         SCORES, mask=mask, cost=MODEL_COST, models=["m0", "m1", "m2"], backend=backend
     )
-    table = cf.single_models(res)
+    table = cf.single_models(res, on="all")
     np.testing.assert_array_equal(table["n_prompts"], [3, 2, 3])
     np.testing.assert_allclose(table["accuracy"], [0.5, 0.5, 0.5])
-    # all tie at 0.5: the cheapest wins
-    assert cf.best_single(res) == ("m0", 0.5, 1.0)
+    # all tie at 0.5 on their own prompts: the cheapest wins
+    assert cf.best_single(res, on="all") == ("m0", 0.5, 1.0)
+    # on the prompts every model ran (0 and 2): m0 and m2 0.75, m1 0.5
+    table = cf.single_models(res)
+    np.testing.assert_allclose(table["accuracy"], [0.75, 0.75, 0.5])
+    assert list(table.index) == ["m0", "m2", "m1"]
+    assert cf.best_single(res) == ("m0", 0.75, 1.0)
+    np.testing.assert_array_equal(table.loc[["m0", "m1", "m2"], "n_prompts"], [3, 2, 3])
+    np.testing.assert_allclose(
+        table.loc[["m0", "m1", "m2"], "accuracy_own"], [0.5, 0.5, 0.5]
+    )
+    both = cf.single_models(res.select([0, 2]))
+    pd.testing.assert_series_equal(table["accuracy"], both["accuracy"].loc[table.index])
+    assert cf.best_single(res) == cf.best_single(res.select([0, 2]))
 
 
 # ------------------------------------------------------------------ simulate
@@ -472,6 +506,11 @@ def test_a_model_run_on_no_prompt():
     )
     table = cf.single_models(res, best_of_k=[1, 2])  # NaN, and no warning
     assert table.loc["model_1"].drop("n_prompts").isna().all()
+    assert list(table.index) == ["model_0", "model_1"]  # NaN last
+    assert res.coverage_note == (
+        "model(s) ['model_1'] ran no prompt: left out of the single models and "
+        "the oracles"
+    )
     assert table.loc["model_1", "n_prompts"] == 0
     assert cf.best_single(res) == ("model_0", 0.75, 1.0)
     assert cf.naive_oracle(res).value == 0.75

@@ -37,6 +37,28 @@ int main() {
         capfront::expected_max_binomial(p, g, 1, 2, &out);
         CHECK(std::fabs(out - brute_max2(p[0], G1, p[1], G2)) < 1e-12);
     }
+    // Large G (windowed CDFs): one model gives E[Y / G] = p; two models agree with
+    // the dense CDF product built by multiply_binomial_cdf.
+    for (const double p1 : {1e-9, 0.3, 0.5, 0.999999}) {
+        const std::int64_t g1 = capfront::kMaxDraws;
+        double out = 0.0;
+        capfront::expected_max_binomial(&p1, &g1, 1, 1, &out);
+        CHECK(std::fabs(out - p1) < 1e-12);
+    }
+    {
+        const std::int64_t G = 200000;
+        const double p2[2] = {0.3, 0.3004};
+        const std::int64_t g2[2] = {G, G};
+        double windowed = 0.0;
+        capfront::expected_max_binomial(p2, g2, 1, 2, &windowed);
+        capfront::BinomialFactors f;
+        f.set(G);
+        std::vector<double> buf(3 * (G + 1) + 1), prod(G, 1.0);
+        for (const double pl : p2) capfront::multiply_binomial_cdf(G, pl, f, buf.data(), prod.data());
+        double dense = 0.0;
+        for (std::int64_t k = 0; k < G; ++k) dense += 1.0 - prod[k];
+        CHECK(std::fabs(windowed - dense / G) < 1e-11);
+    }
     // Hypergeometric CDFs end at 1 and are non-decreasing.
     std::vector<double> cdf(31);
     for (int S = 0; S <= 30; ++S) {

@@ -12,6 +12,8 @@ import os
 from functools import cache
 from types import ModuleType
 
+from ._validate import whole_number
+
 BACKENDS = ("cpp", "numba", "numpy")
 ENV_VAR = "CAPFRONT_BACKEND"
 log = logging.getLogger("capfront")
@@ -85,13 +87,23 @@ def resolve_backend(backend: str | None = None) -> str:
     return name
 
 
+#: the most threads ``set_num_threads`` accepts
+MAX_THREADS = 4096
+
+
 def set_num_threads(n: int) -> None:
-    """Threads for the C++ kernels (0 = all cores). Results never depend on it."""
+    """Threads for the C++ (and Numba) kernels: a whole number from 0 (all cores) to
+    ``MAX_THREADS``. Results never depend on it.
+
+    Raises ``TypeError`` for a non-number (``'2'``, ``None``, a bool) and
+    ``ValueError`` for a fractional, negative or too large count.
+    """
+    n = whole_number(n, "set_num_threads: n", minimum=0, maximum=MAX_THREADS)
     if _core_module() is not None:
-        core().set_num_threads(int(n))
+        core().set_num_threads(n)
     nb = _numba_module()
     if nb is not None and n > 0:
-        nb.set_num_threads(min(int(n), nb.config.NUMBA_NUM_THREADS))
+        nb.set_num_threads(min(n, nb.config.NUMBA_NUM_THREADS))
 
 
 def get_num_threads() -> int:

@@ -190,22 +190,166 @@ def hypergeom_cdf_nb(G, S, g, cdf):
     cdf[g] = 1.0
 
 
+#: above this many draws the windowed path runs (as ``kDenseMaxDraws`` in C++)
+DENSE_MAX_DRAWS = 1 << 16
+#: Bernstein exponent of the window: the CDF is 0 / 1 outside it to within e^-92
+_WINDOW_EXPONENT = 92.0
+
+
+@njit
+def binomial_window_nb(G, p):
+    """``(lo, hi)``: Bin(G, p) has F(k) = 0 for k < lo and F(k) = 1 for k >= hi to
+    within 1e-40 (Bernstein's inequality with exponent 92)."""
+    if not (p > 0.0):
+        return 0, 0
+    if not (p < 1.0):
+        return G, G
+    E = _WINDOW_EXPONENT
+    mu = G * p
+    v = mu * (1.0 - p)
+    t = E / 3.0 + math.sqrt(E * E / 9.0 + 2.0 * E * v)
+    lo = max(0, int(math.floor(mu - t)))
+    hi = min(G, int(math.ceil(mu + t)))
+    return lo, max(lo, hi)
+
+
+@njit
+def binomial_cdf_window_nb(G, p, lo, hi, cdf):
+    """``cdf[i] = F(lo + i; G, p)``, i = 0..hi - lo, from the masses inside the
+    window (ratio recursion from the mode, normalised by their sum). 0 < p < 1."""
+    m = int(math.floor((G + 1) * p))
+    m = min(max(m, lo), hi)
+    r = p / (1.0 - p)
+    rinv = (1.0 - p) / p
+    cdf[m - lo] = 1.0
+    for k in range(m, hi):
+        cdf[k + 1 - lo] = cdf[k - lo] * ((G - k) / (k + 1) * r)
+    for k in range(m, lo, -1):
+        cdf[k - 1 - lo] = cdf[k - lo] * (k / (G - k + 1) * rinv)
+    for i in range(1, hi - lo + 1):
+        cdf[i] += cdf[i - 1]
+    inv = 1.0 / cdf[hi - lo]
+    for i in range(hi - lo):
+        cdf[i] = min(cdf[i] * inv, 1.0)
+    cdf[hi - lo] = 1.0
+
+
+@njit
+def _window_cdf_at(cdfs, off, lo, hi, k):
+    if k < lo:
+        return 0.0
+    if k >= hi:
+        return 1.0
+    return cdfs[off + k - lo]
+
+
+@njit
+def _expected_max_windowed_row(p, nd, equal, G):
+    """E[max] from windowed CDFs: with x_lo = max lo_l / G_l and x_hi = max
+    hi_l / G_l, P(max > x) is 1 below x_lo and 0 from x_hi on."""
+    L = p.shape[0]
+    lo = np.zeros(L, np.int64)
+    hi = np.zeros(L, np.int64)
+    offset = np.zeros(L + 1, np.int64)
+    for l in range(L):
+        need = 0
+        if nd[l] > 0:
+            lo[l], hi[l] = binomial_window_nb(nd[l], p[l])
+            need = hi[l] - lo[l] + 1
+        offset[l + 1] = offset[l] + need
+    cdfs = np.empty(offset[L])
+    for l in range(L):
+        if nd[l] > 0 and p[l] > 0.0 and p[l] < 1.0:
+            binomial_cdf_window_nb(
+                nd[l], p[l], lo[l], hi[l], cdfs[offset[l] : offset[l + 1]]
+            )
+    if equal:
+        A = -1
+        B = -1
+        for l in range(L):
+            if nd[l] > 0:
+                A = max(A, lo[l])
+                B = max(B, hi[l])
+        prod = np.ones(B - A)
+        for l in range(L):
+            if nd[l] <= 0:
+                continue
+            for k in range(A, B):
+                prod[k - A] *= _window_cdf_at(cdfs, offset[l], lo[l], hi[l], k)
+        s = 0.0
+        for k in range(A, B):
+            s += 1.0 - prod[k - A]
+        return (A + s) / G
+    Aa, Ab, Ba, Bb = 0, 1, 0, 1
+    for l in range(L):
+        if nd[l] <= 0:
+            continue
+        if Aa * nd[l] < lo[l] * Ab:
+            Aa, Ab = lo[l], nd[l]
+        if Ba * nd[l] < hi[l] * Bb:
+            Ba, Bb = hi[l], nd[l]
+    count = 2
+    for l in range(L):
+        if nd[l] > 0:
+            count += hi[l] - lo[l]
+    num = np.empty(count, np.int64)
+    den = np.empty(count, np.int64)
+    num[0], den[0], num[1], den[1] = Aa, Ab, Ba, Bb
+    i = 2
+    for l in range(L):
+        if nd[l] <= 0:
+            continue
+        for j in range(lo[l] + 1, hi[l] + 1):
+            if Aa * nd[l] < j * Ab and j * Bb < Ba * nd[l]:
+                num[i] = j
+                den[i] = nd[l]
+                i += 1
+    return _walk_support(num[:i], den[:i], nd, cdfs, offset, lo, hi, Aa, Ab)
+
+
+@njit
+def _walk_support(num, den, nd, cdfs, offset, lo, hi, pa, pb):
+    """sum over the sorted distinct grid values v > pa / pb of
+    (v - prev) P(max > prev), plus pa / pb."""
+    L = nd.shape[0]
+    order = np.argsort(num / den, kind="mergesort")
+    s = pa / pb
+    for idx in order:
+        a = num[idx]
+        b = den[idx]
+        if a * pb <= pa * b:
+            continue
+        below = 1.0
+        for l in range(L):
+            if nd[l] <= 0:
+                continue
+            below *= _window_cdf_at(cdfs, offset[l], lo[l], hi[l], (pa * nd[l]) // pb)
+        s += (a / b - pa / pb) * (1.0 - below)
+        pa = a
+        pb = b
+    return s
+
+
 @njit
 def _expected_max_row(p, nd):
     L = p.shape[0]
     G = -1
+    g_max = 0
     equal = True
     present = 0
     for l in range(L):
         if nd[l] <= 0:
             continue
         present += 1
+        g_max = max(g_max, nd[l])
         if G < 0:
             G = nd[l]
         elif nd[l] != G:
             equal = False
     if present == 0:
         return np.nan
+    if g_max > DENSE_MAX_DRAWS:
+        return _expected_max_windowed_row(p, nd, equal, G)
     if equal:
         cdf = np.empty(G + 1)
         prod = np.ones(G)

@@ -87,3 +87,94 @@ def unique_labels(arr: np.ndarray, name: str) -> None:
     if (counts > 1).any():
         dup = uniq[counts > 1][:3]
         raise ValueError(f"{name} has duplicate entries, e.g. {list(dup)}")
+
+
+def require_results(obj: object, name: str = "results") -> None:
+    """:class:`~capfront.errors.NotEvalResultsError` (a ``TypeError``, also a
+    ``ValueError``) unless ``obj`` is an :class:`~capfront.EvalResults`."""
+    from .errors import NotEvalResultsError
+    from .results import EvalResults  # here: results imports this module
+
+    if not isinstance(obj, EvalResults):
+        raise NotEvalResultsError(
+            f"{name}: expected EvalResults, got {type(obj).__name__}; build one with "
+            "EvalResults.from_arrays(scores) (scores shaped (N prompts, L models, G "
+            "generations)), EvalResults.from_counts or capfront.read"
+        )
+
+
+def whole_number(
+    x: object, name: str, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """``x`` as a Python int: ``TypeError`` for non-numbers (strings, bools, None),
+    ``ValueError`` for a fractional or non-finite value or one outside
+    ``[minimum, maximum]``."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(
+        x, (int, float, np.integer, np.floating)
+    ):
+        raise TypeError(f"{name} must be an integer, got {type(x).__name__} {x!r}")
+    if isinstance(x, (float, np.floating)):
+        if not np.isfinite(x) or float(x) != round(float(x)):
+            raise ValueError(f"{name} must be a whole number, got {x!r}")
+    value = int(x)
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {x!r}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {x!r}")
+    return value
+
+
+def real_number(
+    x: object, name: str, *, minimum: float | None = None, positive: bool = False
+) -> float:
+    """``x`` as a finite float: ``TypeError`` for non-numbers, ``ValueError`` for
+    NaN/inf, for a value below ``minimum`` or (``positive``) not above 0."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(
+        x, (int, float, np.integer, np.floating)
+    ):
+        raise TypeError(f"{name} must be a number, got {type(x).__name__} {x!r}")
+    value = float(x)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {x!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {x!r}")
+    if positive and not value > 0:
+        raise ValueError(f"{name} must be > 0, got {x!r}")
+    return value
+
+
+def bool_flags(values: object, n: int, name: str) -> list[bool]:
+    """``n`` booleans (Python or NumPy bools, or 0/1), e.g. ``maximize``; refuses a
+    string (``'yes'`` would otherwise read as three true flags)."""
+    if isinstance(values, (str, bytes)) or np.ndim(values) != 1:
+        raise TypeError(
+            f"{name} must be a sequence of {n} booleans, got {type(values).__name__} "
+            f"{values!r}"
+        )
+    items = list(values)  # type: ignore[call-overload]
+    if len(items) != n:
+        raise ValueError(f"{name} must have {n} entries, got {len(items)}")
+    out = []
+    for v in items:
+        if isinstance(v, (bool, np.bool_)) or (
+            isinstance(v, (int, np.integer)) and v in (0, 1)
+        ):
+            out.append(bool(v))
+        else:
+            raise TypeError(f"{name} entries must be booleans, got {v!r}")
+    return out
+
+
+def check_sum_finite(sums: np.ndarray | None, name: str) -> None:
+    """Refuse sums that overflowed to inf from finite parts (values near the float
+    maximum, ~1.8e308): the mean could be finite but the stored sum is not, so every
+    mean built from it would be inf. Call where the per-cell sums are formed."""
+    if sums is None:
+        return
+    bad = np.isinf(np.asarray(sums))
+    if bad.any():
+        raise ValueError(
+            f"{name}: the per-cell sum over generations overflows float64 at "
+            f"{int(bad.sum())} cell(s) (values near 1.8e308); rescale {name} (e.g. "
+            "to other units) so that G times the largest value stays below 1e308"
+        )

@@ -81,7 +81,7 @@ import numpy as np
 from scipy import special, stats
 
 from . import _philox
-from ._backend import core, resolve_backend
+from ._backend import core, get_num_threads, resolve_backend
 from ._numba_bootstrap import (
     bootstrap_class_sums_nb,
     bootstrap_counts_nb,
@@ -89,6 +89,8 @@ from ._numba_bootstrap import (
     bootstrap_two_level_sums_nb,
     stream_words_nb,
 )
+from ._validate import require_results
+from .baselines import on_common_prompts
 from .results import EvalResults
 
 __all__ = [
@@ -957,6 +959,12 @@ def _linear_replicates(
     if tl is not None:
         T = _binomial_thresholds(tl["g"])
         S = tl["S_ord"]
+        # a two-level replicate redraws all n L cells: chunks of about 2^23 cell
+        # draws per thread keep each kernel call, and so the wait for Ctrl-C, well
+        # under a second (replicates are keyed by index: chunking changes nothing)
+        threads = get_num_threads() if backend == "cpp" else 1
+        per_thread = max(1, (1 << 23) // max(n * S.shape[1], 1))
+        chunk = max(1, min(chunk, per_thread * threads))
         scale = np.full(
             (1 if tl["with_max"] else 0) + (S.shape[1] if tl["with_cells"] else 0),
             1.0 / tl["g"],
@@ -1235,10 +1243,7 @@ def bootstrap(
         ``.estimate``, ``.ci``, ``.se``, ``.replicates`` (when kept), ``.method``,
         ``.level``, ``.n_resamples``, ``.bias``.
     """
-    if not isinstance(results, EvalResults):
-        raise ValueError(
-            f"results must be an EvalResults, got {type(results).__name__}"
-        )
+    require_results(results)
     B = _check_int(n_resamples, "n_resamples", 2, 2**32)
     seed = _check_int(seed, "seed", 0, 2**64 - 1)
     if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)):
@@ -1253,6 +1258,15 @@ def bootstrap(
             f"unknown stratify {stratify!r}; use None, 'benchmark' or 'topic'"
         )
     two_level = bool(two_level)
+    if (
+        isinstance(statistic, str)
+        and statistic in _ORACLE_STATS + tuple(_FRONTIER_STATS)
+        and not results.is_complete
+    ):
+        # single models and oracles are compared on the prompts every model ran
+        # (capfront.baselines' rule), so the statistic is the one naive_oracle,
+        # best_single and the frontier tables report
+        results = on_common_prompts(results)
     if two_level:
         results.require_binary("two_level bootstrap (S* ~ Bin(G, p_hat))")
     name_backend = resolve_backend(backend)

@@ -2,9 +2,10 @@
 
 - ``capfront report PATH``: the full capability-frontier report of an evaluation
   (any format of :mod:`capfront.adapters`); ``--out DIR`` writes ``report.json``,
-  ``report.md`` and the figures, ``--json`` prints the JSON.
+  ``report.md``, ``report.html`` and the figures, ``--json`` prints the JSON.
 - ``capfront demo [evalperf|mmlu-pro]``: the same report on the bundled example.
 - ``capfront simulate ... --out FILE``: a synthetic data set with its truth.
+- ``capfront plan PILOT --precision 0.01``: prompts and draws an evaluation needs.
 - ``capfront study ...``: the simulation studies (when :mod:`capfront.studies`
   provides a command line).
 
@@ -31,24 +32,15 @@ DEMO_COST = (
     "compute proxy from the model cards, not dollars (see "
     "capfront/data/README.md)"
 )
-FORMAT_CHOICES = (
-    "csv",
-    "parquet",
-    "jsonl",
-    "lm-eval",
-    "inspect",
-    "routerbench",
-    "llmrouterbench",
-    "counts",
-)
 
 
 def _common_report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out",
         metavar="DIR",
-        help="write report.json, report.md, "
-        "frontier.png (and latency_frontier.png) into DIR",
+        help="write report.json, report.md, report.html (one self-contained "
+        "page), frontier.png (and frontier_by_benchmark.png, "
+        "latency_frontier.png) into DIR",
     )
     p.add_argument(
         "--json", action="store_true", help="print the report as JSON instead of tables"
@@ -91,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
         "routing, debiased oracles, cost-quality frontiers.",
     )
     from . import __version__
+    from .adapters import FORMATS
 
     parser.add_argument(
         "--version", action="version", version=f"capfront {__version__}"
@@ -103,10 +96,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="full report of an evaluation",
         description="The full capability-frontier report of an evaluation.",
     )
-    rep.add_argument("path", metavar="PATH", help="file or folder of results")
+    rep.add_argument(
+        "path",
+        metavar="PATH",
+        nargs="+",
+        help="file or folder of results; several paths or a quoted glob "
+        "('logs/*.eval') are read as one data set",
+    )
     rep.add_argument(
         "--format",
-        choices=FORMAT_CHOICES,
+        choices=FORMATS,
         help="input format (default: detected from the path)",
     )
     for role in (
@@ -130,7 +129,15 @@ def build_parser() -> argparse.ArgumentParser:
         "turning token counts into cost",
     )
     _common_report_args(rep)
+    rep.add_argument(
+        "--router",
+        action="append",
+        metavar="NAME=FILE",
+        help="a router's choices (CSV/JSON/JSONL/Parquet with columns prompt_id, "
+        "model[, k]); repeat for several routers",
+    )
     rep.set_defaults(func=cmd_report)
+    _add_plan(sub)
 
     demo = sub.add_parser(
         "demo",
@@ -242,6 +249,7 @@ def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -
             level=args.level,
             audit_sims=args.audit_sims,
             on_step=on_step,
+            routers=_routers(getattr(args, "router", None)),
         )
     written = rep.save(args.out) if args.out else []
     if args.json:
@@ -251,18 +259,40 @@ def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -
 
         console = Console()
         if not console.is_terminal:
-            console = Console(width=120)  # files and pipes: wide enough for tables
+            console = Console(width=100)  # files and pipes: the tables fit 100
         rep.print(console)
         for path in written:
             console.print(f"wrote {path}", highlight=False)
     return 0
 
 
+def _routers(specs: Sequence[str] | None) -> dict[str, str] | None:
+    """``NAME=FILE`` options as ``{name: file}``."""
+    if not specs:
+        return None
+    out: dict[str, str] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"--router {spec!r}: use NAME=FILE")
+        if name in out:
+            raise ValueError(f"--router: the name {name!r} is given twice")
+        out[name] = path
+    return out
+
+
+def _add_plan(sub: Any) -> None:
+    from .adapters import FORMATS
+    from .plan_cli import add_parser
+
+    add_parser(sub, FORMATS)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from .adapters import load
 
     loaded = load(
-        args.path,
+        args.path[0] if len(args.path) == 1 else args.path,
         args.format,
         prompt=args.prompt,
         model=args.model,

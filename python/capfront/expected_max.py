@@ -9,17 +9,28 @@ import numpy as np
 from scipy import stats
 
 from ._backend import core, resolve_backend
-from ._numba_kernels import expected_max_binomial_nb, subsample_curve_nb
+from ._numba_kernels import (
+    DENSE_MAX_DRAWS,
+    binomial_window_nb,
+    expected_max_binomial_nb,
+    subsample_curve_nb,
+)
 from ._validate import as_float_array, as_int_array, check_probabilities
 
 _NUMPY_CHUNK = 8192
+#: the most draws per cell the expected-max kernels take (``kMaxDraws`` in C++):
+#: ``j * G`` products of the grid walk stay within int64
+MAX_DRAWS = 2**31 - 1
 
 
 def _expected_max_np(p: np.ndarray, n_draws: np.ndarray) -> np.ndarray:
     """Reference: scipy's binomial CDF on the union grid of each row."""
     out = np.empty(p.shape[0])
+    huge = n_draws.max(axis=1) > DENSE_MAX_DRAWS
+    for r in np.flatnonzero(huge):
+        out[r] = _expected_max_windowed_np(p[r], n_draws[r])
     equal = (n_draws == n_draws[:, :1]) | (n_draws <= 0)
-    fast = equal.all(axis=1) & (n_draws > 0).any(axis=1)
+    fast = equal.all(axis=1) & (n_draws > 0).any(axis=1) & ~huge
     rows = np.flatnonzero(fast)
     for start in range(0, len(rows), _NUMPY_CHUNK):
         idx = rows[start : start + _NUMPY_CHUNK]
@@ -32,9 +43,46 @@ def _expected_max_np(p: np.ndarray, n_draws: np.ndarray) -> np.ndarray:
         tail = 1.0 - cdf.prod(axis=2)  # (gmax, rows): P(max >= k)
         tail = np.where(k[:, :, 0] < G[None, :], tail, 0.0)
         out[idx] = tail.sum(axis=0) / G
-    for r in np.flatnonzero(~fast):
+    for r in np.flatnonzero(~fast & ~huge):
         out[r] = _expected_max_ragged_np(p[r], n_draws[r])
     return out
+
+
+def _expected_max_windowed_np(p: np.ndarray, n_draws: np.ndarray) -> float:
+    """Reference for large G: scipy's CDF on the grid points inside the windows.
+
+    Each ``Bin(G_l, p_l)`` CDF is 0 below ``lo_l`` and 1 from ``hi_l`` on to within
+    1e-40 (:func:`binomial_window_nb`). With ``x_lo = max_l lo_l / G_l`` and ``x_hi
+    = max_l hi_l / G_l``, ``E[max] = x_lo + integral_{x_lo}^{x_hi} P(max > x) dx``
+    and ``P(max > x)`` only changes at grid points ``j / G_l`` inside the windows.
+    """
+    keep = n_draws > 0
+    p, g = p[keep], n_draws[keep]
+    win = np.array(
+        [binomial_window_nb(int(gl), float(pl)) for pl, gl in zip(p, g, strict=True)]
+    )
+    lo, hi = win[:, 0], win[:, 1]
+    ia = int(np.argmax(lo / g))
+    ib = int(np.argmax(hi / g))
+    a_num, a_den, b_num, b_den = lo[ia], g[ia], hi[ib], g[ib]
+    num, den = [np.array([a_num, b_num])], [np.array([a_den, b_den])]
+    for lo_l, hi_l, g_l in zip(lo, hi, g, strict=True):
+        j = np.arange(lo_l + 1, hi_l + 1, dtype=np.int64)
+        inside = (j * a_den > a_num * g_l) & (j * b_den < b_num * g_l)
+        num.append(j[inside])
+        den.append(np.full(int(inside.sum()), g_l, dtype=np.int64))
+    num, den = np.concatenate(num), np.concatenate(den)
+    order = np.argsort(num / den, kind="stable")
+    num, den = num[order], den[order]
+    # distinct values, exactly (values closer than a double's spacing keep their
+    # order of insertion; the width they span is below 1e-16)
+    new_value = np.concatenate([[True], num[1:] * den[:-1] != num[:-1] * den[1:]])
+    num, den = num[new_value], den[new_value]
+    below = np.ones(len(num) - 1)  # P(max <= v_i) for every v_i but the last
+    for p_l, g_l in zip(p, g, strict=True):
+        below *= stats.binom.cdf((num[:-1] * g_l) // den[:-1], g_l, p_l)
+    widths = np.diff(num / den)
+    return float(num[0] / den[0] + np.sum(widths * (1.0 - below)))
 
 
 def _expected_max_ragged_np(p: np.ndarray, n_draws: np.ndarray) -> float:
@@ -64,12 +112,25 @@ def expected_max_binomial(
     p : array (..., L)
         Success probabilities in [0, 1]; the max runs over the last axis.
     n_draws : int or int array broadcastable to ``p``
-        Draws ``G`` per cell. Cells may differ (the max then runs over the union of
-        the grids ``j / G_l``); a cell with 0 draws is left out of the max.
+        Draws ``G`` per cell, from 0 to ``2**31 - 1``. Cells may differ (the max
+        then runs over the union of the grids ``j / G_l``); a cell with 0 draws is
+        left out of the max.
 
     Returns
     -------
     array of shape ``p.shape[:-1]`` (a float for 1-D ``p``).
+
+    Notes
+    -----
+    Up to ``2**16`` draws each CDF is built on all of ``0..G`` (``O(L G)`` per row).
+    Above, only on the window ``[G p - t, G p + t]`` outside which Bernstein's
+    inequality puts less than ``1e-40`` of the mass (``t = E/3 + sqrt(E^2/9 + 2 E
+    G p (1 - p))``, ``E = 92``): ``P(max > x)`` is 1 below the highest window start
+    and 0 from the highest window end, so time and memory per cell are
+    ``O(sqrt(G))`` (about 6e5 values at ``G = 2**31 - 1``). Checked against
+    scipy's binomial CDF on every ``k``: agreement to 1e-11. ``n_draws`` above
+    ``2**31 - 1`` raises ``ValueError`` (products ``j G`` of the ragged walk must
+    fit in int64).
     """
     name = resolve_backend(backend)
     p_arr = as_float_array(p, "p")
@@ -81,6 +142,10 @@ def expected_max_binomial(
     g_arr = as_int_array(n_draws, "n_draws")
     if (g_arr < 0).any():
         raise ValueError("n_draws must be >= 0")
+    if (g_arr > MAX_DRAWS).any():
+        raise ValueError(
+            f"n_draws must be at most 2**31 - 1 ({MAX_DRAWS}); got {int(g_arr.max())}"
+        )
     try:
         g_arr = np.broadcast_to(g_arr, p_arr.shape)
     except ValueError:
@@ -121,6 +186,22 @@ def _subsample_curve_np(successes, n_draws, sizes) -> np.ndarray:
     return curve
 
 
+#: refuse subsample curves needing more multiply-adds than this (hours of work)
+_MAX_CURVE_WORK = 1e13
+
+
+def _check_curve_work(size_sum: float, cells: int, largest: int) -> None:
+    """The curve costs about ``cells * sum(sizes)`` multiply-adds: refuse (instead
+    of running for hours, or allocating ``1..G`` at huge G) beyond 1e13."""
+    work = size_sum * cells
+    if work > _MAX_CURVE_WORK:
+        raise ValueError(
+            f"sizes: subset sizes up to {largest} over {cells} cells need about "
+            f"{work:.1e} operations (hours); pass fewer or smaller sizes, e.g. "
+            "sizes=np.unique(np.geomspace(1, G, 30).astype(int))"
+        )
+
+
 def subsample_curve(
     successes: np.ndarray,
     n_draws: int | np.ndarray,
@@ -158,6 +239,7 @@ def subsample_curve(
         raise ValueError("every prompt needs at least one model with draws")
     g_min = int(G[present].min())
     if sizes is None:
+        _check_curve_work(g_min * (g_min + 1) / 2, S.size, g_min)
         sizes_arr = np.arange(1, g_min + 1, dtype=np.int64)
     else:
         sizes_arr = as_int_array(np.atleast_1d(sizes), "sizes").ravel()
@@ -167,6 +249,7 @@ def subsample_curve(
             raise ValueError(
                 f"sizes must lie in 1..{g_min} (the fewest draws of any observed cell)"
             )
+        _check_curve_work(float(sizes_arr.sum()), S.size, int(sizes_arr.max()))
     S = np.ascontiguousarray(S)
     if name == "cpp":
         return core().subsample_curve(S, G, np.ascontiguousarray(sizes_arr))
@@ -184,9 +267,15 @@ def pass_at_k(
     to 10^4 and beyond. Broadcasts ``n`` (draws), ``c`` (correct) and ``k``.
     ``k > n`` raises: it is undefined, not 1.
     """
-    n_a, c_a, k_a = np.broadcast_arrays(
-        as_int_array(n, "n"), as_int_array(c, "c"), as_int_array(k, "k")
-    )
+    arrays = as_int_array(n, "n"), as_int_array(c, "c"), as_int_array(k, "k")
+    try:
+        n_a, c_a, k_a = np.broadcast_arrays(*arrays)
+    except ValueError:
+        named = zip("nck", arrays, strict=True)
+        shapes = ", ".join(f"{nm} {a.shape}" for nm, a in named)
+        raise ValueError(
+            f"pass_at_k: n, c and k must broadcast to one shape; got {shapes}"
+        ) from None
     if (k_a < 1).any():
         raise ValueError("k must be >= 1")
     if (k_a > n_a).any():

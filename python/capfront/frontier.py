@@ -20,6 +20,7 @@ order from every prompt's cheapest option (see ``cpp/include/capfront/frontier.h
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,12 @@ from ._numba_frontier import (
     hull_segments_dense_nb,
     hull_segments_posthoc_nb,
 )
+from ._validate import (
+    check_sum_finite,
+    require_results,
+    whole_number,
+)
+from .errors import OutsideFrontierWarning
 from .results import EvalResults
 
 __all__ = [
@@ -309,19 +316,49 @@ def _cost_source(results: EvalResults, cost: Any) -> tuple[np.ndarray, bool]:
                 "(cost 1 each), or cost=<array (N, L) or (L,)> with the cost of one "
                 "generation per cell or per model"
             )
+        check_sum_finite(results.stats.cost_sum, "cost")
         return results.stats.cost_sum, True
     if isinstance(cost, str):
         if cost != "unit":
             raise ValueError(f"cost must be None, 'unit' or an array, got {cost!r}")
         return np.broadcast_to(np.ones(1), (N, L)), False
-    arr = np.asarray(cost, dtype=np.float64)
+    arr = _numeric(cost, "cost")
     if arr.shape == (L,):
         arr = np.broadcast_to(arr, (N, L))
     if arr.shape != (N, L):
         raise ValueError(f"cost must be shaped ({N}, {L}) or ({L},), got {arr.shape}")
+    _check_run_cells(results, arr, "cost", "a finite cost >= 0")
     if (arr < 0).any():
-        raise ValueError("cost must be >= 0 (NaN marks an unavailable cell)")
+        raise ValueError("cost must be >= 0")
     return arr, False
+
+
+def _numeric(values: Any, name: str) -> np.ndarray:
+    """A user's per-cell array as float64 (``ValueError`` naming ``name`` for
+    strings, objects and ragged lists)."""
+    try:
+        arr = np.asarray(values)
+    except ValueError as err:
+        raise ValueError(f"{name} could not be read as an array: {err}") from None
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    return np.asarray(arr, dtype=np.float64)
+
+
+def _check_run_cells(
+    results: EvalResults, arr: np.ndarray, name: str, need: str
+) -> None:
+    """Every cell the model was run on needs a finite value (the cells it was not
+    run on are left out whatever they hold)."""
+    bad = ~np.isfinite(arr) & results.observed
+    if bad.any():
+        n, l = np.argwhere(bad)[0]
+        raise ValueError(
+            f"{name} is NaN or inf at {int(bad.sum())} cell(s) the model was run on "
+            f"(first: prompt {results.prompts[n]!r}, model {results.models[l]!r}); "
+            f"give every run cell {need}, or leave models out with "
+            "results.select(models=...)"
+        )
 
 
 def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray:
@@ -362,13 +399,21 @@ def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             return results.successes / results.n_draws
     if not isinstance(quality, str):
-        arr = np.array(quality, dtype=np.float64)
+        arr = np.array(_numeric(quality, "quality"))
         if arr.shape != (results.n_prompts, results.n_models):
             raise ValueError(
                 "quality array must be shaped "
                 f"{(results.n_prompts, results.n_models)}, got {arr.shape}"
             )
+        _check_run_cells(results, arr, "quality", "a quality in [0, 1]")
         arr[~results.observed] = np.nan
+        outside = (arr < 0) | (arr > 1)
+        if outside.any():
+            raise ValueError(
+                f"quality must lie in [0, 1] (a success probability or mean score); "
+                f"{int(outside.sum())} value(s) outside, e.g. "
+                f"{float(arr[outside][0])!r}"
+            )
         return arr
     try:
         from . import debias  # type: ignore[attr-defined]
@@ -393,6 +438,8 @@ def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
 
 
 def _resolve_max_k(results: EvalResults, posthoc: bool, max_k: int | None) -> int:
+    if max_k is not None:
+        max_k = whole_number(max_k, "max_k")
     if not posthoc:
         if max_k not in (None, 1):
             raise ValueError("max_k applies to posthoc=True only")
@@ -484,7 +531,8 @@ def frontier_options(
         debiasing methods estimate only the oracle, not per-cell qualities.
     cost : None, ``"unit"`` or array (N, L) / (L,)
         Cost of one generation: the results' mean cost per cell (default),
-        1 per generation, or given (NaN marks an unavailable cell).
+        1 per generation, or given: finite and >= 0 on every cell the model was
+        run on (NaN/inf there raise ``ValueError``; other cells are left out).
 
     Returns
     -------
@@ -638,6 +686,22 @@ def cost_at(vertices: np.ndarray, quality: float | np.ndarray) -> np.ndarray | f
     return float(out) if out.ndim == 0 else out
 
 
+def _warn_outside(out: Any, asked: Any, name: str, where: str) -> None:
+    """An :class:`OutsideFrontierWarning` when a lookup gave NaN for a non-NaN
+    argument (NaN in, NaN out is not news)."""
+    miss = np.isnan(np.asarray(out, dtype=np.float64)) & ~np.isnan(
+        np.asarray(asked, dtype=np.float64)
+    )
+    if miss.any():
+        first = np.asarray(asked, dtype=np.float64)[miss].ravel()[0]
+        warnings.warn(
+            f"{int(miss.sum())} {name} value(s) {where} (e.g. {first:.6g}): no policy "
+            "on the frontier; returned NaN",
+            OutsideFrontierWarning,
+            stacklevel=3,
+        )
+
+
 def frontier_aiq(vertices: np.ndarray) -> float:
     """RouterBench's AIQ: area under the frontier over its cost range, divided by the
     range (the quality itself for a single-point frontier)."""
@@ -756,12 +820,32 @@ class Frontier:
     # ---------------------------------------------------------------- lookups
     def quality_at(self, cost: float | np.ndarray) -> np.ndarray | float:
         """Frontier quality at mean cost ``cost`` (linear interpolation on the
-        vertices; NaN below the cheapest policy, top quality beyond the end)."""
-        return quality_at(self.vertices, cost)
+        vertices; the top quality beyond the end).
+
+        Below the cheapest policy's cost no policy exists: the answer is NaN, with
+        an :class:`~capfront.errors.OutsideFrontierWarning` saying so.
+        """
+        out = quality_at(self.vertices, cost)
+        _warn_outside(
+            out, cost, "cost", f"below the cheapest policy's cost {self.min_cost:.6g}"
+        )
+        return out
 
     def cost_at(self, quality: float | np.ndarray) -> np.ndarray | float:
-        """Least mean cost reaching ``quality`` (NaN above the top quality)."""
-        return cost_at(self.vertices, quality)
+        """Least mean cost reaching ``quality`` (the cheapest policy's cost for a
+        quality at or below its own).
+
+        Above the top quality (:attr:`max_quality`) no policy reaches it: the
+        answer is NaN, with an :class:`~capfront.errors.OutsideFrontierWarning`.
+        """
+        out = cost_at(self.vertices, quality)
+        _warn_outside(
+            out,
+            quality,
+            "quality",
+            f"above the frontier's top quality {self.max_quality:.6g}",
+        )
+        return out
 
     def aiq(self) -> float:
         """Area under the frontier over its cost range divided by the range
@@ -899,8 +983,21 @@ class Frontier:
         row = cand.iloc[0]
         return str(row["model"]), float(row["quality"]), float(row["cost"])
 
+    def _compared_weights(self) -> np.ndarray:
+        """The frontier's prompt weights on the prompts every model ran: with
+        incomplete coverage, the best single model and the frontier are compared
+        on the same prompts (the rule of ``capfront.baselines``; the other prompts
+        still shape :attr:`vertices`)."""
+        common = self.results.common_prompts
+        if common.all():
+            return self.weights
+        w = np.where(common, self.weights, 0.0)
+        if not (w > 0).any():
+            raise ValueError(str(self.results.coverage_note))
+        return w
+
     def _groups(self) -> dict[str, np.ndarray]:
-        w = self.weights
+        w = self._compared_weights()
         if self.benchmark_labels is None:
             return {"all": w}
         labels = self.benchmark_labels.astype(str)
@@ -976,7 +1073,7 @@ class Frontier:
             mean_row = num.to_frame().T
             mean_row.index = ["mean"]
             mean_row["best_model"] = ""
-            pooled = self._comparison_row("all", self.weights)
+            pooled = self._comparison_row("all", self._compared_weights())
             table = pd.concat(
                 [
                     table,
@@ -1055,7 +1152,7 @@ class Frontier:
         a = (1 - level) / 2
         groups = list(self._groups().values())
         if len(table) > len(groups):  # "mean" (no interval) and pooled "all"
-            groups += [None, self.weights]
+            groups += [None, self._compared_weights()]
         lo: list[np.ndarray] = []
         hi: list[np.ndarray] = []
         N = self.segments.n_prompts
@@ -1136,7 +1233,13 @@ class Frontier:
                 lo.append(float(res.ci[0]))
                 hi.append(float(res.ci[1]))
             if len(table) > len(lo):  # "mean" (no interval) and pooled "all"
-                res = fn(self.results, statistic, level=level, **kwargs)
+                w = self._compared_weights()
+                data = (
+                    self.results
+                    if w.all()
+                    else self.results.select(np.flatnonzero(w > 0))
+                )
+                res = fn(data, statistic, level=level, **kwargs)
                 lo += [float("nan"), float(res.ci[0])]
                 hi += [float("nan"), float(res.ci[1])]
             table[f"{col}_low"] = lo
@@ -1153,9 +1256,9 @@ class Frontier:
             "best_model": model,
             "best_accuracy": acc,
             "best_cost": cost,
-            "frontier_quality_at_best_cost": sub.quality_at(cost),
+            "frontier_quality_at_best_cost": quality_at(sub.vertices, cost),
             "error_reduction": m["error_reduction"],
-            "frontier_cost_at_best_accuracy": sub.cost_at(acc),
+            "frontier_cost_at_best_accuracy": cost_at(sub.vertices, acc),
             "cost_reduction": m["cost_reduction"],
             "aiq": m["aiq"],
             "oracle_quality": sub.max_quality,
@@ -1196,84 +1299,26 @@ class Frontier:
         ax: Any = None,
         *,
         label_models: bool = True,
-        logx: bool = False,
-        cost_label: str = "mean cost per prompt",
+        logx: bool | None = None,
+        cost_label: str | None = None,
+        **kwargs: Any,
     ) -> Any:
-        """Draw the frontier, every single model (labelled), each model's best-of-k
-        points (posthoc) and the bootstrap band when attached. Returns the Axes."""
-        import matplotlib.pyplot as plt
+        """Draw the frontier, the single models (the best one, the cheapest and
+        those on or near the frontier named), each model's best-of-k curve
+        (posthoc), the bootstrap band when attached, and arrows from the best
+        single model to the frontier at its cost and at its accuracy. ``logx=None``
+        makes the cost axis logarithmic when costs span more than 10x. More
+        options: :func:`capfront.frontier_plot.plot_frontier`. Returns the Axes."""
+        from .frontier_plot import plot_frontier
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(8, 5.5))
-        v = self.vertices
-        if self.band is not None:
-            ax.fill_between(
-                self.band["cost"],
-                self.band["lower"],
-                self.band["upper"],
-                color="tab:blue",
-                alpha=0.2,
-                lw=0,
-                label=f"{self.band.get('level', 0.95):.0%} bootstrap band",
-            )
-        kind = "posthoc" if self.posthoc else "prehoc"
-        ax.plot(
-            v[:, 0], v[:, 1], "-", color="tab:blue", lw=2, label=f"frontier ({kind})"
+        return plot_frontier(
+            self,
+            ax,
+            label_models=label_models,
+            logx=logx,
+            cost_label=cost_label,
+            **kwargs,
         )
-        pts = self.single_points()
-        singles = pts[pts["k"] == 1]
-        right = float(pts["cost"].max()) if len(pts) else v[-1, 0]
-        if right > v[-1, 0]:  # more budget buys nothing: the frontier is flat
-            ax.plot(
-                [v[-1, 0], right], [v[-1, 1], v[-1, 1]], "--", color="tab:blue", lw=1
-            )
-        ax.scatter(
-            singles["cost"],
-            singles["quality"],
-            s=18,
-            color="tab:red",
-            zorder=3,
-            label="single models",
-        )
-        if self.posthoc:
-            for _model, grp in pts.groupby("model", sort=False):
-                grp = grp.sort_values("k")
-                if len(grp) < 2:
-                    continue
-                ax.plot(grp["cost"], grp["quality"], ":", color="gray", lw=0.8)
-                ax.scatter(
-                    grp["cost"].iloc[1:],
-                    grp["quality"].iloc[1:],
-                    s=6,
-                    color="gray",
-                    zorder=2,
-                )
-                last = grp.iloc[-1]
-                if label_models:
-                    ax.annotate(
-                        f"k={int(last['k'])}",
-                        (last["cost"], last["quality"]),
-                        fontsize=5,
-                        color="gray",
-                        xytext=(2, 0),
-                        textcoords="offset points",
-                    )
-        if label_models:
-            for _, row in singles.iterrows():
-                ax.annotate(
-                    str(row["model"]),
-                    (row["cost"], row["quality"]),
-                    fontsize=5,
-                    xytext=(2, 2),
-                    textcoords="offset points",
-                )
-        if logx:
-            ax.set_xscale("log")
-        ax.set_xlabel(cost_label)
-        ax.set_ylabel("mean quality")
-        ax.legend(loc="lower right", fontsize=8)
-        ax.grid(alpha=0.3)
-        return ax
 
 
 def _metric_statistic(
@@ -1385,6 +1430,7 @@ def frontier(
     -------
     Frontier
     """
+    require_results(results)
     name = resolve_backend(backend)
     weights, labels = _benchmark_weights(results, benchmark)
     K = _resolve_max_k(results, posthoc, max_k)

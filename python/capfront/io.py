@@ -30,8 +30,44 @@ def _to_pandas(frame: Any) -> pd.DataFrame:
     if isinstance(frame, dict):
         return pd.DataFrame(frame)
     raise ValueError(
-        f"expected a pandas, polars or pyarrow table, got {type(frame).__name__}"
+        f"expected a pandas, polars or pyarrow table (or a file path), got "
+        f"{type(frame).__name__}"
     )
+
+
+def _is_frame(obj: Any) -> bool:
+    """A table object (pandas, polars, pyarrow, dict of columns), not a path."""
+    if isinstance(obj, (str, Path)):
+        return False
+    mod = type(obj).__module__
+    return (
+        isinstance(obj, (pd.DataFrame, dict))
+        or mod.startswith(("polars", "pyarrow"))
+        or hasattr(obj, "to_pandas")
+    )
+
+
+def _labels_codes(
+    df: pd.DataFrame, column: str, role: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes and labels of an id column (prompt or model); an empty or
+    missing id is refused with its row number (1 = the first data row)."""
+    values = df[column]
+    codes, labels = pd.factorize(values, sort=False)
+    empty = codes < 0
+    if len(labels) and not pd.api.types.is_numeric_dtype(np.asarray(labels).dtype):
+        # blank labels ("", "  "): checked once per distinct label, not per row
+        blank = np.flatnonzero([str(x).strip() == "" for x in labels])
+        if blank.size:
+            empty |= np.isin(codes, blank)
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise ValueError(
+            f"column {column!r} ({role}) is empty in row {i + 1} (the first data "
+            f"row is 1; {int(empty.sum())} empty row(s) in all): give every row "
+            f"a {role}"
+        )
+    return codes, np.asarray(labels)
 
 
 def _need(df: pd.DataFrame, column: str | None, role: str) -> None:
@@ -74,8 +110,11 @@ def from_frame(
     One row per (prompt, model, generation). ``generation`` may be absent from the
     table (then rows of the same cell are generations in table order). Cells may have
     different numbers of generations (held with a mask) and may be missing. Duplicate
-    (prompt, model, generation) rows, unknown columns, NaN scores and empty tables
-    raise ``ValueError``.
+    (prompt, model, generation) rows, unknown columns, NaN scores, empty prompt or
+    model ids (named by row) and empty tables raise ``ValueError``. Every column
+    here is named, so a ``cost`` or ``latency`` column with gaps is an error too (fill
+    it or leave the argument out); ``capfront report``, which finds columns by
+    name, leaves an auto-detected one with gaps out, with a note.
     """
     dense = _dense_from_frame(
         frame,
@@ -123,10 +162,8 @@ def _dense_from_frame(
         generation = None
     if len(df) == 0:
         raise ValueError("the table has no rows")
-    p_codes, p_labels = pd.factorize(df[prompt], sort=False)
-    m_codes, m_labels = pd.factorize(df[model], sort=False)
-    if (p_codes < 0).any() or (m_codes < 0).any():
-        raise ValueError(f"columns {prompt!r} and {model!r} must not be empty/NaN")
+    p_codes, p_labels = _labels_codes(df, prompt, "prompt")
+    m_codes, m_labels = _labels_codes(df, model, "model")
     # One int64 key per row, sorted once: cells contiguous, generations in order.
     cell_key = p_codes.astype(np.int64) * len(m_labels) + m_codes
     if generation is not None:
@@ -159,11 +196,22 @@ def _dense_from_frame(
         values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
         bad = np.isnan(values) & df[col].notna().to_numpy()
         if bad.any():
-            raise ValueError(f"column {col!r} ({what}) has non-numeric values")
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"column {col!r} ({what}) has non-numeric values (row {i + 1}: "
+                f"{df[col].iloc[i]!r})"
+            )
         if np.isnan(values).any():
+            i = int(np.flatnonzero(np.isnan(values))[0])
+            fix = (
+                f"fill them, or leave {what}= out (capfront report drops an "
+                f"auto-detected {what} column with gaps, with a note)"
+                if what in ("cost", "latency")
+                else "fill them or drop those rows"
+            )
             raise ValueError(
                 f"column {col!r} ({what}) has {int(np.isnan(values).sum())} missing "
-                "value(s)"
+                f"value(s), first in row {i + 1}: {fix}"
             )
         out = np.zeros((N, L, G), dtype=np.float64)
         out[p_codes, m_codes, pos] = values
@@ -391,8 +439,10 @@ def _numeric_column(df: pd.DataFrame, col: str, what: str) -> np.ndarray:
     if np.isnan(values).any():
         bad = np.isnan(values) & df[col].notna().to_numpy()
         kind = "non-numeric" if bad.any() else "missing"
+        i = int(np.flatnonzero(bad if bad.any() else np.isnan(values))[0])
         raise ValueError(
-            f"column {col!r} ({what}) has {int(np.isnan(values).sum())} {kind} value(s)"
+            f"column {col!r} ({what}) has {int(np.isnan(values).sum())} {kind} "
+            f"value(s), first in row {i + 1}"
         )
     return values
 
@@ -425,8 +475,8 @@ def from_count_frame(
         _need(df, col, role)
     if len(df) == 0:
         raise ValueError("the table has no rows")
-    p_codes, p_labels = pd.factorize(df[prompt], sort=False)
-    m_codes, m_labels = pd.factorize(df[model], sort=False)
+    p_codes, p_labels = _labels_codes(df, prompt, "prompt")
+    m_codes, m_labels = _labels_codes(df, model, "model")
     key = pd.DataFrame({"p": p_codes, "m": m_codes})
     if key.duplicated().any():
         i = int(np.flatnonzero(key.duplicated().to_numpy())[0])
@@ -459,31 +509,165 @@ def from_count_frame(
     )
 
 
-def read_table(path: str | Path, *, format: str | None = None) -> pd.DataFrame:
-    """CSV, Parquet or JSONL file -> pandas DataFrame (format from the suffix)."""
-    path = Path(path)
+#: column names read as text from CSV/JSONL files (ids are labels: '007' and '7'
+#: are different prompts); a column named with ``prompt=``/``model=`` is added
+PROMPT_ALIASES = (
+    "prompt_id",
+    "question_id",
+    "sample_id",
+    "instance_id",
+    "task_id",
+    "doc_id",
+    "id",
+    "prompt",
+)
+MODEL_ALIASES = ("model", "model_name", "model_id", "llm")
+ID_COLUMNS = PROMPT_ALIASES + MODEL_ALIASES
+_TEXT_FORMATS = ("csv", "tsv", "txt")
+_JSONL_FORMATS = ("jsonl", "ndjson")
+_EXCEL_FORMATS = ("xlsx", "xlsm", "xls")
+
+
+def _open_text(path: Path) -> Any:
+    """``path`` opened as text, through its compression (by suffix)."""
+    import bz2
+    import gzip
+    import lzma
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(
+        path.suffix.lower()
+    )
+    if opener is None:
+        return open(path, encoding="utf-8", errors="replace")
+    return opener(path, "rt", encoding="utf-8", errors="replace")
+
+
+def sniff_delimiter(path: Path, fmt: str = "csv") -> str:
+    """The field separator of a delimited text file: tab for ``.tsv``, else the
+    one of ``,`` ``;`` tab ``|`` that occurs most in the header line (``,`` when
+    none does), so semicolon- (European spreadsheets) and tab-separated exports
+    read without options."""
+    if fmt == "tsv":
+        return "\t"
+    try:
+        with _open_text(path) as fh:
+            header = fh.readline()
+    except (OSError, EOFError, ValueError):
+        return ","
+    counts = {sep: header.count(sep) for sep in (",", ";", "\t", "|")}
+    best = max(counts, key=lambda k: counts[k])
+    return best if counts[best] > 0 else ","
+
+
+def _check_file(path: Path) -> None:
     if not path.exists():
         raise ValueError(f"{path}: no such file")
+    if path.is_dir():
+        raise ValueError(f"{path}: is a folder; give a file")
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path}: empty file")
+
+
+def _id_dtypes(names: Any, id_columns: Any) -> dict[str, Any]:
+    wanted = set(ID_COLUMNS) | {c for c in id_columns or () if c is not None}
+    return {c: str for c in map(str, names) if c in wanted}
+
+
+def _unreadable(path: Path, fmt: str, err: BaseException) -> ValueError:
+    reason = " ".join(str(err).split())[:160] or type(err).__name__
+    return ValueError(
+        f"{path}: not a readable {fmt} file ({reason}); check the file, or give "
+        "--format if the suffix is wrong"
+    )
+
+
+def read_table(
+    path: str | Path,
+    *,
+    format: str | None = None,
+    id_columns: Any = None,
+) -> pd.DataFrame:
+    """CSV (any of ``,`` ``;`` tab ``|`` separators, sniffed), TSV, Parquet, JSONL,
+    JSON or Excel (``.xlsx``, needs ``openpyxl``) file -> pandas DataFrame (format
+    from the suffix). Id columns (:data:`ID_COLUMNS` and ``id_columns``) of text
+    files are read as strings. Empty, unreadable or binary files raise a
+    ``ValueError`` naming the file."""
+    path = Path(path)
+    _check_file(path)
     fmt = (format or path.suffix.lstrip(".")).lower()
-    if fmt in ("csv", "tsv", "txt"):
-        return pd.read_csv(path, sep="\t" if fmt == "tsv" else ",")
-    if fmt in ("parquet", "pq"):
-        return pd.read_parquet(path)
-    if fmt in ("jsonl", "ndjson"):
-        return pd.read_json(path, lines=True)
-    if fmt == "json":
-        return pd.read_json(path)
-    raise ValueError(f"{path}: unknown format {fmt!r} (use csv, parquet or jsonl)")
+    if fmt in _EXCEL_FORMATS:
+        return _read_excel(path, id_columns)
+    try:
+        if fmt in _TEXT_FORMATS + _JSONL_FORMATS:
+            return _read_text(path, fmt, id_columns)
+        if fmt in ("parquet", "pq"):
+            return pd.read_parquet(path)
+        if fmt == "json":
+            return pd.read_json(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path}: empty file (no header line)") from None
+    except ValueError as err:
+        if str(err).startswith(str(path)):
+            raise
+        raise _unreadable(path, fmt, err) from None
+    except (UnicodeDecodeError, pd.errors.ParserError, OSError) as err:
+        raise _unreadable(path, fmt, err) from None
+    except Exception as err:  # pyarrow raises its own types on a corrupt file
+        if type(err).__module__.startswith("pyarrow"):
+            raise _unreadable(path, fmt, err) from None
+        raise
+    raise ValueError(
+        f"{path}: unknown format {fmt!r} (use csv, tsv, parquet, jsonl or xlsx)"
+    )
+
+
+def _read_text(path: Path, fmt: str, id_columns: Any, **chunks: Any) -> Any:
+    """A delimited text or JSON-lines file (or, with ``chunksize=``, an iterator
+    of chunks of it), id columns as strings."""
+    if fmt in _JSONL_FORMATS:
+        head = pd.read_json(path, lines=True, nrows=1)
+        return pd.read_json(
+            path, lines=True, dtype=_id_dtypes(head.columns, id_columns), **chunks
+        )
+    sep = sniff_delimiter(path, fmt)
+    head = pd.read_csv(path, sep=sep, nrows=0)
+    return pd.read_csv(
+        path, sep=sep, dtype=_id_dtypes(head.columns, id_columns), **chunks
+    )
+
+
+def _read_excel(path: Path, id_columns: Any) -> pd.DataFrame:
+    """The first sheet of a spreadsheet, through pandas and openpyxl."""
+    if path.suffix.lower() == ".xls":
+        raise ValueError(
+            f"{path}: old .xls spreadsheets are not read; save the sheet as CSV "
+            "(or .xlsx)"
+        )
+    try:
+        import openpyxl  # noqa: F401
+    except ImportError:
+        raise ValueError(
+            f"{path}: reading .xlsx needs openpyxl (pip install 'capfront[excel]'), "
+            "or save the sheet as CSV"
+        ) from None
+    try:
+        head = pd.read_excel(path, nrows=0)
+        return pd.read_excel(path, dtype=_id_dtypes(head.columns, id_columns))
+    except Exception as err:  # openpyxl / zipfile raise many types
+        raise _unreadable(path, "xlsx", err) from None
 
 
 def iter_table(
-    path: str | Path, chunk_rows: int, *, format: str | None = None
+    path: str | Path,
+    chunk_rows: int,
+    *,
+    format: str | None = None,
+    id_columns: Any = None,
 ) -> Iterator[pd.DataFrame]:
     """Stream a CSV, Parquet or JSONL file in chunks of about ``chunk_rows`` rows
     (Parquet by record batches, so memory stays bounded)."""
     path = Path(path)
-    if not path.exists():
-        raise ValueError(f"{path}: no such file")
+    _check_file(path)
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be >= 1")
     fmt = (format or path.suffix.lstrip(".")).lower()
@@ -514,12 +698,8 @@ def iter_table(
                     yield batch.to_pandas()
                 del table
                 group, rows = [], 0
-    elif fmt in ("csv", "tsv", "txt"):
-        yield from pd.read_csv(
-            path, sep="\t" if fmt == "tsv" else ",", chunksize=chunk_rows
-        )
-    elif fmt in ("jsonl", "ndjson"):
-        yield from pd.read_json(path, lines=True, chunksize=chunk_rows)
+    elif fmt in _TEXT_FORMATS + _JSONL_FORMATS:
+        yield from _read_text(path, fmt, id_columns, chunksize=chunk_rows)
     else:
         raise ValueError(f"{path}: chunked reading supports csv, parquet and jsonl")
 
@@ -550,48 +730,71 @@ def _whole_prompts(
 
 
 def read(
-    path: str | Path,
+    path: str | Path | Any,
     *,
     format: str | None = None,
     chunk_rows: int | None = None,
     **columns: Any,
 ) -> EvalResults:
-    """Read a long table from CSV, Parquet or JSONL into :class:`EvalResults`.
+    """Read a long table (or a count table) into :class:`EvalResults`.
 
-    ``columns`` are the keyword arguments of :func:`from_frame` (``prompt=``,
-    ``model=``, ``score=``, ...). With ``successes=``/``n_draws=`` column names (or a
-    table that has ``n_correct`` and ``n_samples`` and no ``score``) the file is
-    read as a count table. With ``chunk_rows`` the file is streamed through the
-    sufficient-statistics kernel chunk by chunk (bounded memory; rows of one
-    prompt may fall in different chunks); the per-draw scores are then not kept.
+    ``path`` is a CSV/TSV (separator sniffed), Parquet, JSONL or ``.xlsx`` file,
+    or a table object: pandas or polars DataFrame, pyarrow Table (then this is
+    :func:`from_frame` / :func:`from_count_frame`). ``columns`` are the keyword
+    arguments of :func:`from_frame` (``prompt=``, ``model=``, ``score=``, ...).
+    Columns given here are named ones: a named cost or latency column with gaps
+    is an error (``capfront report``, which finds columns by name, drops an
+    auto-detected one with a note instead). Prompt and model ids of text files
+    are read as strings ('007' and '7' are two prompts). With
+    ``successes=``/``n_draws=`` column names (or a table that has ``n_correct``
+    and ``n_samples`` and no ``score``) the table is read as a count table. With
+    ``chunk_rows`` the file is streamed through the sufficient-statistics kernel
+    chunk by chunk (bounded memory; rows of one prompt may fall in different
+    chunks); the per-draw scores are then not kept.
     """
+    ids = (columns.get("prompt"), columns.get("model"))
+    if _is_frame(path):
+        if chunk_rows is not None:
+            raise ValueError("chunk_rows applies to files; a table is read whole")
+        return _from_any_frame(_to_pandas(path), columns)
     if chunk_rows is not None:
         try:
             prompt = columns.get("prompt", _FRAME_DEFAULTS["prompt"])
             chunks = [
                 stats_from_frame(chunk, **columns)
                 for chunk in _whole_prompts(
-                    iter_table(path, chunk_rows, format=format), prompt
+                    iter_table(path, chunk_rows, format=format, id_columns=ids),
+                    prompt,
                 )
             ]
             return results_from_chunks(chunks)
         except ValueError as err:
-            raise ValueError(f"{path}: {err}") from None
-    df = read_table(path, format=format)
+            raise _in_file(path, err) from None
+    df = read_table(path, format=format, id_columns=ids)
     try:
-        if (
-            "successes" in columns
-            or "n_draws" in columns
-            or (
-                "score" not in columns
-                and "score" not in df.columns
-                and {"n_correct", "n_samples"} <= set(df.columns)
-            )
-        ):
-            return from_count_frame(df, **columns)
-        return from_frame(df, **columns)
+        return _from_any_frame(df, columns)
     except ValueError as err:
-        raise ValueError(f"{path}: {err}") from None
+        raise _in_file(path, err) from None
+
+
+def _in_file(path: Any, err: ValueError) -> ValueError:
+    msg = str(err)
+    return ValueError(msg if msg.startswith(str(path)) else f"{path}: {msg}")
+
+
+def _from_any_frame(df: pd.DataFrame, columns: dict[str, Any]) -> EvalResults:
+    """A long table, or a count table when the columns say so."""
+    if (
+        "successes" in columns
+        or "n_draws" in columns
+        or (
+            "score" not in columns
+            and "score" not in df.columns
+            and {"n_correct", "n_samples"} <= set(df.columns)
+        )
+    ):
+        return from_count_frame(df, **columns)
+    return from_frame(df, **columns)
 
 
 _ADAPTER_NAMES = (

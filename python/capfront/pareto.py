@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ._kernels import dispatch
+from ._validate import bool_flags, real_number, require_results, whole_number
 from .results import EvalResults
 
 __all__ = ["LatencyFrontier", "latency_frontier", "pareto_3d"]
@@ -44,9 +45,7 @@ def pareto_3d(
         raise ValueError(f"points must be numeric, got dtype {pts.dtype}")
     if pts.ndim != 2 or pts.shape[1] != 3:
         raise ValueError(f"points must be shaped (M, 3), got {pts.shape}")
-    flags = tuple(bool(f) for f in maximize)
-    if len(flags) != 3:
-        raise ValueError("maximize must have 3 entries")
+    flags = tuple(bool_flags(maximize, 3, "maximize"))
     if pts.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
     return run(pts, flags)  # raises ValueError on NaN
@@ -384,8 +383,9 @@ def latency_frontier(
 
     from .frontier import _resolve_max_k, frontier_options
 
-    if int(max_policies) < 1:
-        raise ValueError(f"max_policies must be >= 1, got {max_policies}")
+    require_results(results)
+    max_policies = whole_number(max_policies, "max_policies", minimum=1)
+    tol = real_number(tol, "tol", positive=True)
     K = _resolve_max_k(results, posthoc, max_k)
     c, q, om, ok = frontier_options(
         results, posthoc=posthoc, max_k=K if posthoc else None, cost=cost

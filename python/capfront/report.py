@@ -29,6 +29,18 @@ import numpy as np
 import pandas as pd
 
 from .baselines import best_single, naive_oracle, single_models
+from .report_text import (
+    GAP_ROWS,
+    Block,
+    Prose,
+    blocks,
+    fmt,
+    plain,
+    print_rich,
+    summary,
+    to_markdown,
+)
+from .report_text import table as _table  # noqa: F401  (kept for old imports)
 from .results import EvalResults
 
 #: sections in the order they are computed and printed
@@ -42,6 +54,7 @@ SECTIONS = (
     "gap_decomposition",
     "frontier",
     "latency_frontier",
+    "routers",
 )
 GAP_MIN_DRAWS = 20
 
@@ -173,16 +186,32 @@ class Report:
         """Readable rich tables on ``console`` (stdout by default)."""
         print_rich(self.data, console)
 
-    def save(self, out_dir: str | Path) -> list[Path]:
-        """Write ``report.json``, ``report.md``, ``frontier.png`` and, when the data
-        has latency, ``latency_frontier.png`` into ``out_dir``."""
+    def save(self, out_dir: str | Path, html: bool = True) -> list[Path]:
+        """Write ``report.json``, ``report.md``, the figures (``frontier.png``,
+        ``frontier_by_benchmark.png`` with several benchmarks,
+        ``latency_frontier.png`` with latency) and ``report.html`` (one
+        self-contained page, interactive with plotly) into ``out_dir``."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        written = [out / "report.json", out / "report.md", *save_figures(self, out)]
+        figures = save_figures(self, out)
+        written = [out / "report.json", out / "report.md", *figures]
+        if html:
+            written.append(out / "report.html")
+        # the text names only files that exist: list them before rendering
         self.data["files"] = [p.name for p in written]
         written[0].write_text(self.to_json() + "\n")
         written[1].write_text(self.to_markdown())
+        if html:
+            from .report_html import write_html
+
+            write_html(self, out, png=out / "frontier.png")
         return written
+
+    def to_html(self) -> str:
+        """The report as one self-contained HTML page (:mod:`capfront.report_html`)."""
+        from .report_html import to_html
+
+        return to_html(self)
 
 
 def build_report(
@@ -194,6 +223,7 @@ def build_report(
     level: float = 0.95,
     audit_sims: int = 20,
     on_step: Callable[[str], None] | None = None,
+    routers: Mapping[str, Any] | None = None,
 ) -> Report:
     """Run every available analysis on ``results``.
 
@@ -207,6 +237,8 @@ def build_report(
     audit_sims : simulated data sets for :func:`capfront.audit`, which picks the
         debiasing method (0: no audit; bootstrap bias correction is used)
     on_step : called with each section's name before it runs (progress bars)
+    routers : ``{name: choices}`` (see :func:`capfront.evaluate_router`): adds the
+        router section and the models tied with the best single model
 
     Returns
     -------
@@ -249,6 +281,9 @@ def build_report(
             results, rep, state, seed, n_resamples, level
         ),
         "latency_frontier": lambda: _latency_section(results, rep),
+        "routers": lambda: _router_section(
+            results, rep, state, routers, seed, n_resamples, level
+        ),
     }
     for name in SECTIONS:
         if on_step is not None:
@@ -389,6 +424,121 @@ def _recommended(audit: Any) -> str | None:
     return str(rec)
 
 
+ONE_DRAW = (
+    "debiasing needs repeated draws of each model on each prompt; with one draw "
+    "per cell only the plug-in oracle (some model got the prompt right) is "
+    "available, an upper end"
+)
+
+
+def _run_audit(
+    results: EvalResults,
+    rep: Report,
+    out: dict[str, Any],
+    seed: int,
+    level: float,
+    audit_sims: int,
+) -> Any:
+    """``capfront.audit`` of the results (None when it cannot run; ``out`` says
+    why), its table and verdict in ``out["audit"]``."""
+    audit_fn = _api("audit")
+    if audit_fn is None:
+        rep.data["unavailable"].append("capfront.audit")
+        return None
+    if audit_sims == 0:
+        out["method_note"] = (
+            "no audit was run (--audit-sims 0), so the method is capfront's "
+            "default, bootstrap bias correction"
+        )
+        return None
+    try:
+        audit = _call(audit_fn, results, n_sims=audit_sims, seed=seed, level=level)
+    except ValueError as err:
+        out["audit"] = {"skipped": str(err)}
+        out["method_note"] = (
+            "the audit could not run, so the method is capfront's default, "
+            "bootstrap bias correction"
+        )
+        return None
+    table = _first_attr(audit, "table", "summary", "results", "metrics")
+    out["audit"] = {
+        "recommended": _recommended(audit),
+        "n_sims": jsonable(_first_attr(audit, "n_sims")),
+        "seconds": jsonable(_first_attr(audit, "seconds")),
+        "truth_population": jsonable(_first_attr(audit, "truth_population")),
+        "note": jsonable(_first_attr(audit, "note")),
+        "table": jsonable(table) if table is not None else None,
+        # the audit's verdict, when this version of the audit gives one
+        "trusted": jsonable(getattr(audit, "trusted", None)),
+        "bracket": jsonable(getattr(audit, "bracket", None)),
+        "checks": jsonable(getattr(audit, "checks", None)),
+    }
+    rep.objects["audit"] = audit
+    return audit
+
+
+def _interval(res: Any, level: float, name: str, description: Any) -> dict[str, Any]:
+    return {
+        "name": name,
+        "ci": _ci(res) if not isinstance(res, (list, tuple)) else list(res),
+        "level": _num(getattr(res, "level", None)) or level,
+        "description": jsonable(description),
+    }
+
+
+def _other_intervals(
+    results: EvalResults,
+    method: str,
+    value: float,
+    res: Any,
+    audit: Any,
+    extra: Mapping[str, Any],
+    seed: int,
+    n_resamples: int,
+    level: float,
+) -> list[dict[str, Any]]:
+    """Intervals of the same estimate that the text does not quote (JSON only):
+    the prompt bootstrap when the audit's interval is quoted, and the audit's
+    interval for the prompt population."""
+    out = []
+    if audit is not None:
+        try:
+            boot = _call(
+                _api("debiased_oracle"),
+                results,
+                method,
+                ci=level,
+                n_resamples=n_resamples,
+                seed=seed,
+                **extra,
+            )
+        except ValueError:
+            boot = None
+        if boot is not None and _ci(boot) is not None:
+            out.append(
+                _interval(
+                    boot, level, "prompt_bootstrap", _first_attr(boot, "ci_method")
+                )
+            )
+    if audit is not None and hasattr(audit, "interval"):
+        se = _first_attr(res, "se") or 0.0
+        try:
+            pop = audit.interval(value, se, method, target="population", level=level)
+        except (TypeError, ValueError):
+            pop = None
+        if pop is not None:
+            out.append(
+                _interval(
+                    list(pop),
+                    level,
+                    "audit_population",
+                    "value +- z * max(se, the audit's RMSE against the population "
+                    "oracle): the oracle of the prompt population",
+                )
+            )
+    return out
+
+
 def _debiased_section(
     results: EvalResults,
     rep: Report,
@@ -398,89 +548,63 @@ def _debiased_section(
     level: float,
     audit_sims: int,
 ) -> Any:
+    """The debiased oracle with the one interval its method quotes: the audit's
+    (``debiased_oracle(..., audit=a)``) when an audit ran, else the prompt
+    bootstrap; other intervals in ``other_intervals``."""
     if (missing := _unavailable(rep, "debiased_oracle")) is not None:
         return missing
+    if results.max_draws < 2:
+        return {"skipped": ONE_DRAW, "one_draw": True}
     out: dict[str, Any] = {}
-    audit_fn = _api("audit")
-    method = None
-    if audit_fn is None:
-        rep.data["unavailable"].append("capfront.audit")
-    elif audit_sims == 0:
-        out["method_note"] = "audit skipped (--audit-sims 0)"
-    else:
-        try:
-            audit = _call(audit_fn, results, n_sims=audit_sims, seed=seed, level=level)
-        except ValueError as err:
-            out["audit"] = {"skipped": str(err)}
-        else:
-            method = _recommended(audit)
-            table = _first_attr(audit, "table", "summary", "results", "metrics")
-            out["audit"] = {
-                "recommended": method,
-                "n_sims": jsonable(_first_attr(audit, "n_sims")),
-                "seconds": jsonable(_first_attr(audit, "seconds")),
-                "truth_population": jsonable(_first_attr(audit, "truth_population")),
-                "note": jsonable(_first_attr(audit, "note")),
-                "table": jsonable(table) if table is not None else None,
-            }
-            rep.objects["audit"] = audit
+    audit = _run_audit(results, rep, out, seed, level, audit_sims)
+    method = _recommended(audit) if audit is not None else None
+    fn = _api("debiased_oracle")
+    use_audit = audit is not None and method is not None and _accepts(fn, "audit")
     if method is None:
         method = "bootstrap_bc"
-        out["method_note"] = (
-            out.get("method_note", "no audit recommendation")
-            + ": bootstrap bias correction (SPEC 4c) is used"
-        )
+        audit = None
     extra = {}
-    audit = rep.objects.get("audit")
     if method == "pgm" and getattr(audit, "family", None):
         extra["family"] = audit.family  # the cell-effect family the audit chose
-    res = _call(
-        _api("debiased_oracle"),
-        results,
-        method,
-        ci=level,
-        n_resamples=n_resamples,
-        seed=seed,
-        **extra,
-    )
+    kw = {"audit": audit} if use_audit else extra
+    res = _call(fn, results, method, ci=level, n_resamples=n_resamples, seed=seed, **kw)
     rep.objects["debiased"] = res
     state["method"] = method
+    value = _num(_first_attr(res, "value", "estimate"))
     out.update(
         {
             "method": str(_first_attr(res, "method") or method),
-            "value": _num(_first_attr(res, "value", "estimate")),
+            "value": value,
             "ci": _ci(res),
-            "level": level,
+            "level": _num(getattr(res, "level", None)) or level,
+            "ci_method": jsonable(_first_attr(res, "ci_method")),
         }
     )
+    note = getattr(res, "ci_note", None)
+    if isinstance(note, str):
+        out["ci_note"] = note
     if extra:
         out["family"] = extra["family"]
-    if out["value"] is not None and hasattr(audit, "interval"):
-        # the audit's measured error of the method: these prompts' oracle and
-        # the population's
-        out["audit_interval"] = list(audit.interval(out["value"]))
-        se = _first_attr(res, "se")
-        out["audit_interval_population"] = list(
-            audit.interval(out["value"], se or 0.0, target="population")
+    if value is not None:
+        out["other_intervals"] = _other_intervals(
+            results, method, value, res, audit, extra, seed, n_resamples, level
         )
-    naive = naive_oracle(results, "prehoc").value
-    if out["value"] is not None:
-        out["naive_minus_debiased"] = naive - out["value"]
+        out["naive_minus_debiased"] = naive_oracle(results, "prehoc").value - value
     details: dict[str, Any] = {}
     for key in ("naive", "ci_method", "se"):
-        value = _first_attr(res, key)
-        if value is not None:
-            details[key] = jsonable(value)
+        v = _first_attr(res, key)
+        if v is not None:
+            details[key] = jsonable(v)
     diag = _first_attr(res, "diagnostics")
     if isinstance(diag, Mapping):
-        for key, value in diag.items():
-            value = jsonable(value)
-            if isinstance(value, (int, float, str, bool)) or (
-                isinstance(value, list)
-                and len(value) <= 20
-                and all(isinstance(v, (int, float)) for v in value)
+        for key, v in diag.items():
+            v = jsonable(v)
+            if isinstance(v, (int, float, str, bool)) or (
+                isinstance(v, list)
+                and len(v) <= 20
+                and all(isinstance(x, (int, float)) for x in v)
             ):
-                details[str(key)] = value
+                details[str(key)] = v
     out["details"] = details
     return out
 
@@ -663,6 +787,13 @@ def _frontier_section(
     return out
 
 
+def _spread_rows(table: pd.DataFrame, n: int) -> pd.DataFrame:
+    """``n`` rows evenly spaced through ``table`` (first and last kept)."""
+    if len(table) <= n:
+        return table
+    return table.iloc[np.unique(np.linspace(0, len(table) - 1, n).round().astype(int))]
+
+
 def _latency_section(results: EvalResults, rep: Report) -> Any:
     if not results.has_latency:
         return None
@@ -698,584 +829,66 @@ def _latency_section(results: EvalResults, rep: Report) -> Any:
         "n_hull_mean": int(table["hull_mean"].sum()) if "hull_mean" in table else None,
         "exact_mean_hull": exact,
         "notes": notes,
-        "pareto_mean": jsonable(pareto.reset_index(drop=True).head(200)),
+        # up to 200 policies spread evenly over the cost range (all when fewer)
+        "pareto_mean": jsonable(_spread_rows(pareto.reset_index(drop=True), 200)),
     }
 
 
-# ---------------------------------------------------------------------- rendering
-Block = tuple[str, list[str], list[list[str]], list[str]]  # title, header, rows, notes
+__all__ = [
+    "GAP_ROWS",
+    "SECTIONS",
+    "Block",
+    "Prose",
+    "Report",
+    "blocks",
+    "build_report",
+    "fmt",
+    "jsonable",
+    "plain",
+    "print_rich",
+    "save_figures",
+    "summary",
+    "to_markdown",
+]
 
 
-def fmt(value: Any, key: str = "") -> str:
-    """A cell: percentages for reductions and shares, 4 decimals otherwise."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    if isinstance(value, (float, np.floating)):
-        x = float(value)
-        if not math.isfinite(x):
-            return "-"
-        if any(w in key for w in ("reduction", "share", "coverage")) and abs(x) <= 5:
-            return f"{100 * x:.1f}%"
-        if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e7):
-            return f"{x:.3g}"
-        return f"{x:,.2f}" if abs(x) >= 10 else f"{x:.4f}"
-    if isinstance(value, list):
-        if len(value) == 2 and all(
-            isinstance(v, (int, float)) or v is None for v in value
-        ):
-            return f"[{fmt(value[0], key)}, {fmt(value[1], key)}]"
-        return ", ".join(fmt(v, key) for v in value[:6]) + (
-            " ..." if len(value) > 6 else ""
-        )
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={fmt(v, k)}" for k, v in list(value.items())[:6])
-    return str(value)
+def _router_section(
+    results: EvalResults,
+    rep: Report,
+    state: dict[str, Any],
+    routers: Mapping[str, Any] | None,
+    seed: int,
+    n_resamples: int,
+    level: float,
+) -> Any:
+    """Routers given by the caller (``--router NAME=FILE``): accuracy, cost and
+    their position against the best single model (and the models tied with it),
+    the debiased oracle and the frontier (:mod:`capfront.router_report`)."""
+    if not routers:
+        return None
+    from .router_report import router_section
 
-
-def _flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        key = f"{prefix}{k}"
-        if isinstance(v, Mapping):
-            out.update(_flatten(v, key + "."))
-        elif isinstance(v, list) and len(v) > 8:
-            continue  # curves and vertex lists live in report.json
-        else:
-            out[key] = v
-    return out
-
-
-def _table(value: Any, max_rows: int = 40) -> tuple[list[str], list[list[str]]]:
-    """Header and rows for a list of records or a mapping."""
-    if isinstance(value, list) and value and all(isinstance(r, Mapping) for r in value):
-        flat = [_flatten(r) for r in value]
-        header = list(dict.fromkeys(k for r in flat for k in r))
-        return header, [[fmt(r.get(h), h) for h in header] for r in flat[:max_rows]]
-    if isinstance(value, Mapping):
-        if value and all(isinstance(v, Mapping) for v in value.values()):
-            flat = {k: _flatten(v) for k, v in value.items()}
-            header = ["", *dict.fromkeys(k for r in flat.values() for k in r)]
-            return header, [
-                [str(k), *[fmt(r.get(h), h) for h in header[1:]]]
-                for k, r in list(flat.items())[:max_rows]
-            ]
-        flat1 = _flatten(value)
-        return ["", "value"], [[k, fmt(v, k)] for k, v in flat1.items()]
-    return ["value"], [[fmt(value)]]
-
-
-def _versus_table(rows: Any) -> tuple[list[str], list[list[str]]]:
-    """The frontier-versus-best-single table, with intervals when present."""
-    if not (isinstance(rows, list) and rows and isinstance(rows[0], Mapping)):
-        return _table(rows)
-    cols = [
-        ("benchmark", "benchmark"),
-        ("best_model", "best model"),
-        ("best_accuracy", "acc"),
-        ("best_cost", "cost"),
-        ("frontier_quality_at_best_cost", "frontier acc"),
-        ("error_reduction", "err. red."),
-        ("cost_reduction", "cost red."),
-        ("aiq", "AIQ"),
-        ("oracle_quality", "oracle"),
-    ]
-    cols = [(k, h) for k, h in cols if k in rows[0]]
-    body = []
-    for r in rows:
-        line = []
-        for k, _ in cols:
-            cell = fmt(r.get(k), k)
-            lo, hi = r.get(f"{k}_low"), r.get(f"{k}_high")
-            if lo is not None and hi is not None:
-                cell += f" ({100 * lo:.0f}-{100 * hi:.0f})"
-            line.append(cell)
-        body.append(line)
-    return [h for _, h in cols], body
-
-
-GAP_ROWS = (
-    ("router_accuracy", "R: router = best single model"),
-    ("o_repro_lower", "O_repro one-sided lower bound"),
-    ("o_repro_crossfit", "O_repro cross-fit (lower end)"),
-    ("o_repro_plugin", "O_repro plug-in (upper end)"),
-    ("o_exp", "O_exp single-draw union oracle"),
-    ("delta_plugin", "Delta = O_exp - O_repro, plug-in"),
-    ("delta_crossfit", "Delta, cross-fit"),
-    ("delta_upper", "Delta one-sided upper bound"),
-    ("best_of_k_equal_draws", "best-of-L on the committed model (equal draws)"),
-    ("best_of_k_equal_cost", "best-of-K on the committed model (equal cost)"),
-)
-
-
-def _gap_block(sec: Mapping[str, Any]) -> Block:
-    title = "Gap decomposition R <= O_repro <= O_exp (seed 003)"
-    if not any(k in sec for k, _ in GAP_ROWS):
-        h, r = _table(sec)
-        return title, h, r, []
-    rows = [[label, fmt(sec[k])] for k, label in GAP_ROWS if sec.get(k) is not None]
-    share = sec.get("noise_share")
-    if isinstance(share, Mapping):
-        rows += [
-            [f"noise share of the gap ({k})", fmt(v, "share")] for k, v in share.items()
-        ]
-    notes = []
-    if sec.get("bound_method"):
-        lvl = sec.get("level")
-        notes.append(
-            f"bounds ({f'{lvl:.0%} ' if lvl else ''}one-sided): {sec['bound_method']}"
-        )
-    if sec.get("router"):
-        notes.append(f"router: {sec['router']}")
-    return title, ["", "value"], rows, notes
-
-
-def _latency_block(sec: Mapping[str, Any], max_rows: int = 12) -> Block:
-    pts = sec["pareto_mean"]
-    if len(pts) > max_rows:
-        idx = np.unique(np.linspace(0, len(pts) - 1, max_rows).round().astype(int))
-        pts = [pts[i] for i in idx]
-    cols = [
-        ("label", "policy"),
-        ("quality", "quality"),
-        ("cost", "cost"),
-        ("latency_mean", "mean latency"),
-        ("latency_p95", "P95 latency"),
-    ]
-    rows = [
-        [
-            (r.get("label") or r.get("source") or "routed")
-            if k == "label"
-            else fmt(r.get(k), k)
-            for k, _ in cols
-        ]
-        for r in pts
-    ]
-    notes = [
-        f"{sec.get('n_pareto_mean')} of {sec.get('n_candidates')} candidate "
-        "policies are non-dominated in (quality up, cost down, mean latency "
-        f"down) ({sec.get('n_pareto_p95')} with P95 latency); "
-        f"{len(pts)} shown, by cost; all in report.json"
-    ]
-    return (
-        "Latency frontier (non-dominated policies)",
-        [h for _, h in cols],
-        rows,
-        notes,
+    options = {}
+    audit = rep.objects.get("audit")
+    method = state.get("method", "bootstrap_bc")
+    if method == "pgm" and getattr(audit, "family", None):
+        options["family"] = audit.family
+    out, table = router_section(
+        results,
+        routers,
+        oracle=method,
+        oracle_options=options,
+        frontier=rep.objects.get("frontier"),
+        seed=seed,
+        n_resamples=n_resamples,
+        level=level,
     )
-
-
-def blocks(data: Mapping[str, Any]) -> list[Block]:
-    """The report as titled tables, shared by the markdown and rich renderers."""
-    out: list[Block] = []
-    src = data.get("source") or {}
-    d = data.get("data") or {}
-    rows = []
-    if src.get("path"):
-        rows.append(["source", f"{src['path']} ({src.get('format', '?')})"])
-    if d:
-        dr = d.get("draws_per_cell", {})
-        g = (
-            str(dr.get("min"))
-            if dr.get("min") == dr.get("max")
-            else f"{dr.get('min')}..{dr.get('max')}"
-        )
-        rows += [
-            [
-                "shape",
-                f"{d['n_prompts']:,} prompts x {d['n_models']} models, "
-                f"{g} draw(s) per cell",
-            ],
-            ["scores", str(d.get("scores"))],
-            [
-                "coverage",
-                "complete"
-                if d.get("complete")
-                else f"{d.get('missing_cells'):,} (prompt, model) cells not run",
-            ],
-            ["cost", src.get("cost") or ("yes" if d.get("cost") else "none")],
-            ["latency", "yes" if d.get("latency") else "none"],
-        ]
-        bm = d.get("benchmarks")
-        if bm:
-            names = ", ".join(f"{k} ({v})" for k, v in list(bm.items())[:8])
-            rows.append(
-                ["benchmarks", f"{len(bm)}: {names}" + (" ..." if len(bm) > 8 else "")]
-            )
-    for k, v in (src.get("columns") or {}).items():
-        rows.append([f"column: {k}", str(v)])
-    notes = list(src.get("notes") or [])
-    out.append(("Data", ["", ""], rows, notes))
-
-    sm = data.get("single_models")
-    if isinstance(sm, Mapping) and "models" in sm:
-        models = sm["models"]
-        keep = [
-            k
-            for k in (
-                "model",
-                "accuracy",
-                "mean_cost",
-                "mean_latency",
-                "p95_latency",
-                "n_prompts",
-            )
-            if models and k in models[0]
-        ]
-        body = [[fmt(r.get(k), k) for k in keep] for r in models[:15]]
-        extra = (
-            [f"{len(models) - 15} more models in report.json"]
-            if len(models) > 15
-            else []
-        )
-        out.append(("Single models (by accuracy)", keep, body, extra))
-
-    orc = data.get("naive_oracles") or {}
-    rows = []
-    best = (sm or {}).get("best") if isinstance(sm, Mapping) else None
-    if best:
-        rows.append(
-            [
-                f"best single model: {best['model']}",
-                fmt(best["accuracy"]),
-                "-",
-                fmt(best.get("cost")),
-            ]
-        )
-    labels = {
-        "prehoc": "naive prehoc oracle (max_l p_hat)",
-        "posthoc": "naive posthoc oracle (any draw right)",
-        "union": "single-draw union oracle",
-    }
-    for kind, label in labels.items():
-        o = orc.get(kind)
-        if not o:
-            continue
-        if "skipped" in o:
-            continue  # the reason is in the notes
-        rows.append(
-            [
-                label,
-                fmt(o["value"]),
-                fmt(o["value"] - best["accuracy"] if best else None),
-                fmt(o.get("cost")),
-            ]
-        )
-    deb = data.get("debiased_oracle")
-    if isinstance(deb, Mapping) and "value" in deb:
-        ci = deb.get("ci")
-        lvl = int(round(100 * deb.get("level", 0.95)))
-        label = f"debiased oracle ({deb.get('method')})" + (
-            f", {lvl}% CI [{fmt(ci[0])}, {fmt(ci[1])}]" if ci else ""
-        )
-        rows.append(
-            [
-                label,
-                fmt(deb["value"]),
-                fmt(
-                    deb["value"] - best["accuracy"]
-                    if best and deb["value"] is not None
-                    else None
-                ),
-                "-",
-            ]
-        )
-    tr = data.get("truth")
-    if isinstance(tr, Mapping) and "true_oracle" in tr:
-        rows.append(
-            [
-                "true oracle (simulated truth)",
-                fmt(tr["true_oracle"]),
-                fmt(tr["true_oracle"] - best["accuracy"] if best else None),
-                "-",
-            ]
-        )
-    notes = []
-    if isinstance(deb, Mapping):
-        if "skipped" in deb:
-            notes.append(f"debiased oracle: {deb['skipped']}")
-        audit = deb.get("audit") or {}
-        if audit.get("recommended"):
-            notes.append(
-                f"method recommended by capfront.audit: {audit['recommended']}"
-            )
-        if deb.get("audit_interval"):
-            lo, hi = deb["audit_interval"]
-            pct = 100 * deb.get("level", 0.95)
-            notes.append(
-                f"{pct:.0f}% interval from the audit's measured error (these "
-                f"prompts): [{fmt(lo)}, {fmt(hi)}]"
-            )
-        if deb.get("method_note"):
-            notes.append(deb["method_note"])
-    for kind in labels:
-        o = orc.get(kind) or {}
-        if "skipped" in o:
-            notes.append(f"{kind}: {o['skipped']}")
-    if rows:
-        out.append(
-            ("Oracles", ["estimate", "accuracy", "gain vs best", "cost"], rows, notes)
-        )
-
-    bb = data.get("by_benchmark")
-    if isinstance(bb, list) and bb:
-        header = ["benchmark", "prompts", "best model", "best acc", "prehoc oracle"]
-        body = [
-            [
-                r["benchmark"],
-                fmt(r["n_prompts"]),
-                str(r["best_model"]),
-                fmt(r["best_accuracy"]),
-                fmt(r["prehoc_oracle"]),
-            ]
-            for r in bb
-        ]
-        out.append(("Per benchmark", header, body, []))
-
-    if isinstance(deb, Mapping) and isinstance(
-        (deb.get("audit") or {}).get("table"), (list, dict)
-    ):
-        tab = deb["audit"]["table"]
-        keep = ("method", "bias", "rmse", "interval_coverage", "coverage")
-        if isinstance(tab, list):  # the columns that fit a terminal
-            tab = [
-                {k: v for k, v in row.items() if k in keep}
-                if isinstance(row, Mapping)
-                else row
-                for row in tab
-            ]
-        h, r = _table(tab)
-        out.append(
-            (
-                "Audit (simulated data of this shape)",
-                h,
-                r,
-                [
-                    "interval_coverage: of the audit interval (value +- z rmse); "
-                    "coverage: of value +- z se (population oracle); full table "
-                    "in the JSON report"
-                ],
-            )
-        )
-
-    for key, title in (
-        ("gap_decomposition", "Gap decomposition (seed 003)"),
-        ("frontier", "Frontier versus the best single model"),
-        ("latency_frontier", "Latency frontier"),
-    ):
-        sec = data.get(key)
-        if sec is None:
-            continue
-        if isinstance(sec, Mapping) and "skipped" in sec:
-            out.append((title, [], [], [sec["skipped"]]))
-            continue
-        if key == "gap_decomposition":
-            out.append(_gap_block(sec))
-            continue
-        if key == "latency_frontier" and isinstance(sec.get("pareto_mean"), list):
-            out.append(_latency_block(sec))
-            continue
-        if key == "frontier":
-            for kind, fr in sec.items():
-                if not isinstance(fr, Mapping):
-                    continue
-                if "skipped" in fr:
-                    if kind != "prehoc_debiased":  # optional: only in report.json
-                        out.append((f"{title} ({kind})", [], [], [fr["skipped"]]))
-                    continue
-                h, r = _versus_table(fr.get("versus_best_single"))
-                notes = [
-                    f"AIQ (area under the frontier / cost range): "
-                    f"{fmt(fr.get('aiq'))}; "
-                    f"{(fr.get('vertices') or {}).get('n_vertices', '?')} "
-                    "frontier vertices (report.json)",
-                    "err. red. = error-rate reduction at the best model's cost; "
-                    "cost red. = cost reduction at its accuracy; frontier acc = "
-                    "frontier accuracy at its cost; (lo-hi) = bootstrap interval "
-                    "in %",
-                    *fr.get("notes", []),
-                ]
-                if fr.get("quality"):
-                    notes.append(f"quality per cell: {fr['quality']} estimate")
-                out.append((f"{title} ({kind})", h, r, notes))
-            continue
-        h, r = _table(sec)
-        out.append((title, h, r, []))
-    if data.get("unavailable"):
-        out.append(
-            (
-                "Not in this version",
-                [],
-                [],
-                ["not available yet: " + ", ".join(data["unavailable"])],
-            )
-        )
+    rep.objects["routers"] = table
     return out
-
-
-def to_markdown(data: Mapping[str, Any]) -> str:
-    """The report as GitHub markdown."""
-    lines = ["# capfront report", ""]
-    for title, header, rows, notes in blocks(data):
-        lines += [f"## {title}", ""]
-        if header and rows:
-            head = [h or " " for h in header]
-            lines.append("| " + " | ".join(head) + " |")
-            lines.append("|" + "|".join("---" for _ in head) + "|")
-            lines += [
-                "| " + " | ".join(c.replace("|", "\\|") for c in row) + " |"
-                for row in rows
-            ]
-            lines.append("")
-        lines += [f"- {n}" for n in notes]
-        if notes:
-            lines.append("")
-    s = data.get("settings") or {}
-    lines.append(
-        f"capfront {data.get('capfront_version')}, seed {s.get('seed')}, "
-        f"{s.get('n_resamples')} bootstrap resamples."
-    )
-    return "\n".join(lines) + "\n"
-
-
-def _looks_numeric(cell: str) -> bool:
-    head = cell.split(" [")[0].split(" (")[0].replace(",", "").rstrip("%")
-    if head in ("-", ""):
-        return True
-    try:
-        float(head)
-    except ValueError:
-        return False
-    return True
-
-
-def print_rich(data: Mapping[str, Any], console: Any = None) -> None:
-    """The report as rich tables."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console()
-    for title, header, rows, notes in blocks(data):
-        if header and rows:
-            table = Table(
-                title=title,
-                title_justify="left",
-                show_header=any(header),
-                header_style="bold",
-                box=box.SIMPLE_HEAD,
-                title_style="bold",
-            )
-            key_value = not any(header[1:])
-            for i, h in enumerate(header):
-                numeric = all(_looks_numeric(row[i]) for row in rows)
-                table.add_column(
-                    h,
-                    justify="right" if numeric and not key_value and i > 0 else "left",
-                    no_wrap=(i == 0 or numeric) and not key_value,
-                    overflow="ellipsis",
-                )
-            for row in rows:
-                table.add_row(*row)
-            console.print(table)
-        else:
-            console.print(f"[bold]{title}[/bold]")
-        for n in notes:
-            console.print(f"  [dim]- {n}[/dim]", highlight=False)
-        console.print()
 
 
 def save_figures(rep: Report, out: Path) -> list[Path]:
-    """``frontier.png`` (``Frontier.plot``; single models and naive oracles when no
-    frontier is available) and ``latency_frontier.png`` when there is latency."""
-    import matplotlib
+    """The report's figures (:func:`capfront.report_figures.save_figures`)."""
+    from .report_figures import save_figures as _save_figures
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    written = []
-    fronts = [
-        (k, rep.objects[k])
-        for k in ("frontier", "frontier_posthoc")
-        if k in rep.objects
-    ]
-    if fronts:
-        fig, axes = plt.subplots(
-            1, len(fronts), figsize=(6.5 * len(fronts), 5), squeeze=False
-        )
-        settings = rep.data.get("settings") or {}
-        for ax, (kind, fr) in zip(axes[0], fronts, strict=True):
-            small = (
-                rep.results.n_prompts * rep.results.n_models <= FRONTIER_CI_MAX_CELLS
-            )
-            if small and getattr(fr, "band", 1) is None and hasattr(fr, "with_band"):
-                try:
-                    fr.with_band(
-                        n_resamples=min(200, settings.get("n_resamples", 200)),
-                        level=settings.get("level", 0.95),
-                        seed=settings.get("seed", 0),
-                    )
-                except (ValueError, TypeError):
-                    pass  # the band is decoration; the report has the numbers
-            if _accepts(fr.plot, "logx"):
-                fr.plot(ax=ax, logx=kind != "frontier")
-            else:
-                fr.plot(ax=ax)
-            ax.set_title(
-                "prehoc frontier"
-                if kind == "frontier"
-                else "posthoc frontier (best-of-k)"
-            )
-    else:
-        fig, ax = plt.subplots(figsize=(6.5, 5))
-        sm = rep.data.get("single_models") or {}
-        models = sm.get("models") or []
-        has_cost = models and models[0].get("mean_cost") is not None
-        xs = [m.get("mean_cost") if has_cost else i for i, m in enumerate(models)]
-        ax.scatter(xs, [m["accuracy"] for m in models], label="single models")
-        orc = rep.data.get("naive_oracles") or {}
-        for kind, marker in (("prehoc", "*"), ("posthoc", "P")):
-            o = orc.get(kind) or {}
-            if "value" in o and (o.get("cost") is not None or not has_cost):
-                ax.scatter(
-                    [o["cost"] if has_cost else len(models)],
-                    [o["value"]],
-                    marker=marker,
-                    s=120,
-                    label=f"naive {kind} oracle",
-                )
-        ax.set_xlabel("mean cost per prompt" if has_cost else "model (index)")
-        ax.set_ylabel("accuracy")
-        ax.set_title("single models and naive oracles")
-        ax.legend(loc="lower right")
-    src = rep.data.get("source") or {}
-    if src.get("cost"):
-        fig.text(
-            0.01, 0.005, f"cost: {src['cost']}", fontsize=7, ha="left", va="bottom"
-        )
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
-    path = out / "frontier.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    written.append(path)
-    lf = rep.objects.get("latency_frontier")
-    if lf is not None:
-        fig, ax = plt.subplots(figsize=(6.5, 5))
-        if callable(getattr(lf, "plot", None)):
-            lf.plot(ax=ax)
-        else:
-            pts = np.asarray(_first_attr(lf, "points", "policies", "vertices"))
-            if pts.ndim == 2 and pts.shape[1] >= 3:
-                sc = ax.scatter(pts[:, 1], pts[:, 0], c=pts[:, 2], cmap="viridis")
-                fig.colorbar(sc, ax=ax, label="latency")
-                ax.set_xlabel("mean cost per prompt")
-                ax.set_ylabel("quality")
-        fig.tight_layout()
-        path = out / "latency_frontier.png"
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        written.append(path)
-    return written
+    return _save_figures(rep, out)

@@ -12,6 +12,7 @@ from ._validate import (
     as_float_array,
     as_int_array,
     check_nonnegative,
+    check_sum_finite,
     labels,
     unique_labels,
 )
@@ -55,6 +56,7 @@ class EvalResults:
         latency: np.ndarray | None = None,
         truth_p: np.ndarray | None = None,
         truth: dict[str, Any] | None = None,
+        notes: Sequence[str] | None = None,
     ) -> None:
         N, L = stats.successes.shape
         if N == 0:
@@ -79,6 +81,8 @@ class EvalResults:
         self.latency = latency
         self.truth_p = truth_p
         self.truth = truth or {}
+        #: what the loader detected or assumed, one sentence each (see ``notes``)
+        self.load_notes: list[str] = list(notes or [])
         G = stats.constant_draws
         if G is not None and G <= 0:
             raise ValueError("every cell has 0 draws: the data is empty")
@@ -111,7 +115,14 @@ class EvalResults:
         or ``(L,)`` (per model). ``mask`` (like ``scores``, bool) marks valid draws
         for ragged generations; a cell with no valid draw means "not run".
         """
-        raw = np.asarray(scores)
+        try:
+            raw = np.asarray(scores)
+        except ValueError:  # NumPy's "inhomogeneous shape" for ragged lists
+            raise ValueError(
+                "scores must be a rectangular (N, L, G) or (N, L) array; the nested "
+                "lists have rows of different lengths (pad ragged generations and "
+                "pass mask=, or build a long table and use from_frame)"
+            ) from None
         if raw.dtype.kind not in "biuf":
             raise ValueError(
                 f"scores must be numeric or boolean, got dtype {raw.dtype}"
@@ -138,6 +149,8 @@ class EvalResults:
         _raise_flags(stats.flags)
         if cell_cost is not None:
             stats.cost_sum = cell_cost * stats.n_draws
+        check_sum_finite(stats.cost_sum, "cost")
+        check_sum_finite(stats.latency_sum, "latency")
         if cell_lat is not None:
             stats.latency_sum = cell_lat * stats.n_draws
             stats.latency_max = np.where(stats.n_draws > 0, cell_lat, 0.0)
@@ -209,6 +222,8 @@ class EvalResults:
         if cell_lat is not None:
             stats.latency_sum = cell_lat * G
             stats.latency_max = np.where(G > 0, cell_lat, 0.0)
+        check_sum_finite(stats.cost_sum, "cost")
+        check_sum_finite(stats.latency_sum, "latency")
         return cls(
             stats,
             models=models,
@@ -334,6 +349,83 @@ class EvalResults:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.observed, total / self.n_draws, np.nan)
 
+    # ------------------------------------------------------------------ coverage
+    @property
+    def common_prompts(self) -> np.ndarray:
+        """``(N,)`` bool: the prompts every model was run on (the complete-case
+        prompt set on which single models and naive oracles are compared). A model
+        run on no prompt at all has no numbers to compare and does not count."""
+        if self._stats.constant_draws is not None:
+            return np.ones(self.n_prompts, dtype=bool)
+        obs = self.observed
+        return obs[:, obs.any(axis=0)].all(axis=1)
+
+    @property
+    def coverage_note(self) -> str | None:
+        """One sentence on incomplete coverage (``None`` when every model ran every
+        prompt): which models ran how many prompts, and the rule that follows.
+
+        The rule: single models, the best single model and the naive oracles are
+        compared on the prompts every model ran, so that a model run on an easy
+        subset cannot look better than the others on numbers from other prompts;
+        each model's accuracy on all the prompts it ran is kept as ``accuracy_own``
+        in :func:`capfront.single_models`."""
+        if self.is_complete:
+            return None
+        N = self.n_prompts
+        ran = self.observed.sum(axis=0)
+        part = np.flatnonzero((ran < N) & (ran > 0))
+        none = [str(m) for m in self.models[ran == 0]]
+        if part.size == 0:
+            return (
+                f"model(s) {none} ran no prompt: left out of the single models and "
+                "the oracles"
+            )
+        shown = ", ".join(
+            f"{self.models[j]} {int(ran[j]):,}/{N:,} ({ran[j] / N:.1%})"
+            for j in part[:6]
+        ) + (f", and {len(part) - 6} more" if len(part) > 6 else "")
+        n_common = int(self.common_prompts.sum())
+        head = (
+            f"incomplete coverage: {len(part)} of {self.n_models} model(s) ran only "
+            f"part of the {N:,} prompts ({shown})"
+            + (f" and {none} ran none" if none else "")
+        )
+        if n_common == 0:
+            return (
+                f"{head}; no prompt was run by every model, so single models and "
+                "naive oracles cannot be compared on the same prompts: select "
+                "models that share prompts (res.select(models=[...])) or pass "
+                "on='all' to use each model's own prompts"
+            )
+        return (
+            f"{head}; single models, the best single model and the naive oracles "
+            f"are compared on the {n_common:,} prompts every model ran (each "
+            "model's accuracy on all the prompts it ran: single_models column "
+            "accuracy_own; to compare on every prompt, leave the partial models "
+            "out with res.select(models=[...]))"
+        )
+
+    @property
+    def notes(self) -> list[str]:
+        """What the loader detected or assumed (``load_notes``) and, with
+        incomplete coverage, :attr:`coverage_note`: one sentence each, for reports."""
+        cov = self.coverage_note
+        return [*self.load_notes, *([cov] if cov else [])]
+
+    @staticmethod
+    def _require(obj: object, fname: str) -> EvalResults:
+        """``obj`` when it is an :class:`EvalResults`; else a ``TypeError`` naming
+        the function and how to build one (for the public functions that take
+        results as their first argument)."""
+        if isinstance(obj, EvalResults):
+            return obj
+        raise TypeError(
+            f"{fname}: expected EvalResults, got {type(obj).__name__}; build one "
+            "with EvalResults.from_arrays(scores) (or from_counts, from_frame, "
+            "capfront.read)"
+        )
+
     def require_binary(self, what: str) -> None:
         if not self.is_binary:
             raise ValueError(f"{what} needs binary (0/1) scores; these are graded")
@@ -360,11 +452,7 @@ class EvalResults:
         models: Sequence[str] | Sequence[int] | np.ndarray | None = None,
     ) -> EvalResults:
         """Subset by prompt index/mask and by model names or indices."""
-        p_idx = (
-            np.arange(self.n_prompts)
-            if prompts is None
-            else np.arange(self.n_prompts)[prompts]
-        )
+        p_idx = _positions(prompts, self.n_prompts, "prompts")
         if models is None:
             m_idx = np.arange(self.n_models)
         else:
@@ -376,6 +464,7 @@ class EvalResults:
                 )
             except KeyError as err:
                 raise ValueError(f"unknown model {err.args[0]!r}") from None
+            m_idx = _positions(m_idx, self.n_models, "models")
         if len(p_idx) == 0 or len(m_idx) == 0:
             raise ValueError("selection is empty")
 
@@ -400,6 +489,7 @@ class EvalResults:
             latency=take3(self.latency),
             truth_p=take(self.truth_p),
             truth=self.truth,
+            notes=self.load_notes,
         )
 
     def by_benchmark(self) -> dict[str, EvalResults]:
@@ -440,6 +530,37 @@ class EvalResults:
             + (", " + ", ".join(extra) if extra else "")
             + ")"
         )
+
+
+def _positions(index: Any, n: int, name: str) -> np.ndarray:
+    """Positions ``0..n-1`` picked by ``index`` (``None``, a slice, a bool mask of
+    length ``n`` or integer positions, negative from the end); a clear error for
+    positions out of range or a mask of the wrong length."""
+    if index is None:
+        return np.arange(n)
+    if isinstance(index, slice):
+        return np.arange(n)[index]
+    arr = np.asarray(index)
+    if arr.dtype == np.bool_:
+        if arr.shape != (n,):
+            raise ValueError(
+                f"{name}: a boolean mask must have {n} entries, got shape {arr.shape}"
+            )
+        return np.flatnonzero(arr)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype.kind not in "iu" or arr.ndim > 1:
+        raise ValueError(
+            f"{name} must be integer positions, a boolean mask or a slice, got "
+            f"{arr.dtype} shaped {arr.shape}"
+        )
+    bad = (arr < -n) | (arr >= n)
+    if bad.any():
+        raise ValueError(
+            f"{name}: position {int(arr[bad][0])} is out of range (there are {n} "
+            f"{name}: 0..{n - 1})"
+        )
+    return np.where(arr < 0, arr + n, arr).astype(np.int64).reshape(-1)
 
 
 def _split_per_draw(

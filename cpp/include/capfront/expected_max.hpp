@@ -10,6 +10,10 @@
 // Cost per row: O(L G) for the binomial, O(L g) per subsample size.
 // Cells with n_draws == 0 (model not run) are left out of the max; a row with no
 // observed cell gives NaN.
+// Large G (above kDenseMaxDraws): each CDF is built only on a window around the
+// mean outside which it is 0 or 1 to within 1e-40 (Bernstein's inequality), so time
+// and memory per cell are O(sqrt(G)) instead of O(G); the callers cap G at
+// kMaxDraws = 2^31 - 1, which keeps j * G products of the ragged walk in int64.
 #pragma once
 
 #include <algorithm>
@@ -153,6 +157,146 @@ inline void hypergeom_cdf(std::int64_t G, std::int64_t S, std::int64_t g, double
     cdf[g] = 1.0;
 }
 
+// Largest n_draws the expected-max kernel takes (callers check it).
+constexpr std::int64_t kMaxDraws = 2147483647;  // 2^31 - 1
+// Above this G the windowed path is used (the dense one is exact to O(G eps)).
+constexpr std::int64_t kDenseMaxDraws = std::int64_t{1} << 16;
+
+// Window [lo, hi] of Bin(G, p) outside which the CDF is 0 (k < lo) or 1 (k >= hi)
+// to within 1e-40: Bernstein's inequality P(|Y - Gp| >= t) <= 2 exp(-t^2 / (2 (v +
+// t / 3))), v = G p (1 - p), with the exponent E = 92 solved for t.
+struct BinomialWindow {
+    std::int64_t lo, hi;
+};
+
+inline BinomialWindow binomial_window(std::int64_t G, double p) {
+    if (!(p > 0.0)) return {0, 0};  // F = 1 from k = 0
+    if (!(p < 1.0)) return {G, G};  // F = 0 below G
+    constexpr double E = 92.0;
+    const double mu = static_cast<double>(G) * p;
+    const double v = mu * (1.0 - p);
+    const double t = E / 3.0 + std::sqrt(E * E / 9.0 + 2.0 * E * v);
+    const std::int64_t lo = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(mu - t)));
+    const std::int64_t hi = std::min<std::int64_t>(G, static_cast<std::int64_t>(std::ceil(mu + t)));
+    return {lo, std::max(lo, hi)};
+}
+
+// cdf[i] = F(w.lo + i; G, p) for i = 0..w.hi - w.lo (size w.hi - w.lo + 1): masses by
+// ratio recursion from the mode inside the window, normalised by their sum (the
+// mass outside the window is below 2e-40). 0 < p < 1.
+inline void binomial_cdf_window(std::int64_t G, double p, BinomialWindow w, double* cdf) {
+    const std::int64_t lo = w.lo, hi = w.hi;
+    std::int64_t m = static_cast<std::int64_t>(static_cast<double>(G + 1) * p);
+    m = std::min(std::max(m, lo), hi);
+    const double r = p / (1.0 - p);
+    const double rinv = (1.0 - p) / p;
+    double* pmf = cdf - lo;  // pmf[k] for k in [lo, hi]
+    pmf[m] = 1.0;
+    for (std::int64_t k = m; k < hi; ++k)
+        pmf[k + 1] = pmf[k] * (static_cast<double>(G - k) / static_cast<double>(k + 1) * r);
+    for (std::int64_t k = m; k > lo; --k)
+        pmf[k - 1] = pmf[k] * (static_cast<double>(k) / static_cast<double>(G - k + 1) * rinv);
+    for (std::int64_t k = lo + 1; k <= hi; ++k) pmf[k] += pmf[k - 1];
+    const double inv = 1.0 / pmf[hi];
+    for (std::int64_t k = lo; k < hi; ++k) pmf[k] = std::min(pmf[k] * inv, 1.0);
+    pmf[hi] = 1.0;
+}
+
+namespace detail {
+
+// F(k) of a windowed CDF (0 below the window, 1 from its top).
+inline double window_cdf_at(const double* cdf, BinomialWindow w, std::int64_t k) {
+    if (k < w.lo) return 0.0;
+    if (k >= w.hi) return 1.0;
+    return cdf[k - w.lo];
+}
+
+// Windows and windowed CDFs of a row's observed cells; cdf of cell l starts at
+// scratch[offset[l]].
+inline void row_windows(const double* p, const std::int64_t* n_draws, std::size_t L,
+                        std::vector<BinomialWindow>& win, std::vector<std::size_t>& offset,
+                        std::vector<double>& scratch) {
+    win.assign(L, BinomialWindow{0, 0});
+    offset.assign(L + 1, 0);
+    for (std::size_t l = 0; l < L; ++l) {
+        std::size_t need = 0;
+        if (n_draws[l] > 0) {
+            win[l] = binomial_window(n_draws[l], p[l]);
+            need = static_cast<std::size_t>(win[l].hi - win[l].lo) + 1;
+        }
+        offset[l + 1] = offset[l] + need;
+    }
+    scratch.resize(offset[L]);
+    for (std::size_t l = 0; l < L; ++l)
+        if (n_draws[l] > 0 && p[l] > 0.0 && p[l] < 1.0)
+            binomial_cdf_window(n_draws[l], p[l], win[l], scratch.data() + offset[l]);
+}
+
+// The windowed version of expected_max_binomial_row: with x_lo = max_l lo_l / G_l
+// and x_hi = max_l hi_l / G_l, P(max > x) is 1 below x_lo and 0 from x_hi on, so
+// E[max] = x_lo + the integral of P(max > x) over [x_lo, x_hi], a sum over the grid
+// points j / G_l inside the windows.
+inline double expected_max_windowed_row(const double* p, const std::int64_t* n_draws,
+                                        std::size_t L, bool equal, std::int64_t G,
+                                        std::vector<double>& scratch,
+                                        std::vector<double>& prod) {
+    std::vector<BinomialWindow> win;
+    std::vector<std::size_t> offset;
+    row_windows(p, n_draws, L, win, offset, scratch);
+    if (equal) {
+        std::int64_t A = -1, B = -1;
+        for (std::size_t l = 0; l < L; ++l) {
+            if (n_draws[l] <= 0) continue;
+            A = std::max(A, win[l].lo);
+            B = std::max(B, win[l].hi);
+        }
+        prod.assign(static_cast<std::size_t>(B - A), 1.0);  // prod_l F_l(A + i)
+        for (std::size_t l = 0; l < L; ++l) {
+            if (n_draws[l] <= 0) continue;
+            const double* cdf = scratch.data() + offset[l];
+            for (std::int64_t k = A; k < B; ++k) prod[k - A] *= window_cdf_at(cdf, win[l], k);
+        }
+        double s = 0.0;
+        for (std::int64_t k = A; k < B; ++k) s += 1.0 - prod[k - A];
+        return (static_cast<double>(A) + s) / static_cast<double>(G);
+    }
+    struct Frac { std::int64_t a, b; };
+    auto less = [](const Frac& x, const Frac& y) { return x.a * y.b < y.a * x.b; };
+    Frac A{0, 1}, B{0, 1};
+    for (std::size_t l = 0; l < L; ++l) {
+        if (n_draws[l] <= 0) continue;
+        const Frac lo{win[l].lo, n_draws[l]}, hi{win[l].hi, n_draws[l]};
+        if (less(A, lo)) A = lo;
+        if (less(B, hi)) B = hi;
+    }
+    std::vector<Frac> support{A, B};
+    for (std::size_t l = 0; l < L; ++l) {
+        if (n_draws[l] <= 0) continue;
+        for (std::int64_t j = win[l].lo + 1; j <= win[l].hi; ++j) {
+            const Frac v{j, n_draws[l]};
+            if (less(A, v) && less(v, B)) support.push_back(v);
+        }
+    }
+    std::sort(support.begin(), support.end(), less);
+    double s = static_cast<double>(A.a) / static_cast<double>(A.b);
+    Frac prev = A;
+    for (const Frac& v : support) {
+        if (!less(prev, v)) continue;  // A itself, or a duplicate value
+        double below = 1.0;  // P(max <= prev)
+        for (std::size_t l = 0; l < L; ++l) {
+            if (n_draws[l] <= 0) continue;
+            below *= window_cdf_at(scratch.data() + offset[l], win[l],
+                                   (prev.a * n_draws[l]) / prev.b);
+        }
+        s += (static_cast<double>(v.a) / v.b - static_cast<double>(prev.a) / prev.b) *
+             (1.0 - below);
+        prev = v;
+    }
+    return s;
+}
+
+}  // namespace detail
+
 // E[max_l Y_l / G_l] for one row; scratch is resized as needed.
 inline double expected_max_binomial_row(const double* p, const std::int64_t* n_draws,
                                         std::size_t L, std::vector<double>& scratch,
@@ -170,6 +314,10 @@ inline double expected_max_binomial_row(const double* p, const std::int64_t* n_d
         else if (n_draws[l] != G) equal = false;
     }
     if (present == 0) return std::numeric_limits<double>::quiet_NaN();
+    std::int64_t g_max = 0;
+    for (std::size_t l = 0; l < L; ++l) g_max = std::max(g_max, n_draws[l]);
+    if (g_max > kDenseMaxDraws)
+        return detail::expected_max_windowed_row(p, n_draws, L, equal, G, scratch, prod);
     if (equal) {
         scratch.resize(3 * (G + 1) + 1);
         prod.assign(G, 1.0);  // prod[k-1] = prod_l F_l(k-1)

@@ -128,6 +128,15 @@ def score_value(value: object, where: str) -> float:
     return out
 
 
+def shown_source(path: Path | list[Path]) -> str:
+    """How a source of one or several paths is named in notes and errors."""
+    if isinstance(path, list):
+        if len(path) == 1:
+            return str(path[0])
+        return f"{path[0]} (+{len(path) - 1} more)"
+    return str(path)
+
+
 def strip_compression(path: Path) -> str:
     """Suffix without a trailing compression suffix: ``a.csv.gz`` -> ``.csv``."""
     suffixes = [s.lower() for s in path.suffixes]

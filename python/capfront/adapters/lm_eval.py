@@ -41,6 +41,7 @@ from ._common import (
     LoadedData,
     finish,
     score_value,
+    shown_source,
 )
 
 #: keys of a logged sample that are not metrics
@@ -63,13 +64,48 @@ _SAMPLES_RE = re.compile(
 )
 
 
-def sample_files(path: Path) -> list[Path]:
+NO_SAMPLES = (
+    "lm-eval results_*.json files hold only aggregate scores, no per-sample "
+    "results: re-run lm_eval with --log_samples (it writes "
+    "samples_<task>_<time>.jsonl beside them) and read those"
+)
+
+
+def is_results_file(path: Path) -> bool:
+    """An lm-eval ``results_<time>.json`` (aggregates only)."""
+    return path.name.startswith("results_") and path.suffix == ".json"
+
+
+def sample_files(path: Path | list[Path]) -> list[Path]:
+    if isinstance(path, list):
+        return [f for p in path for f in sample_files(p)]
     if path.is_file():
+        if is_results_file(path):
+            raise ValueError(f"{path}: {NO_SAMPLES}")
         return [path]
     files = sorted(p for p in path.rglob("samples_*.jsonl") if p.is_file())
     if not files:
+        if next(path.rglob("results_*.json"), None) is not None:
+            raise ValueError(f"{path}: {NO_SAMPLES}")
         raise ValueError(f"{path}: no lm-eval samples_*.jsonl files found")
     return files
+
+
+def _per_sample(value: object) -> bool:
+    """A value that scores one sample: a number, or a list of numbers (one per
+    repeat). Corpus-level metrics (BLEU, chrF, TER, F1 over the corpus, ...) log
+    ``[gold, [prediction]]`` per sample instead: they have no per-sample score."""
+    if isinstance(value, (bool, int, float)):
+        return True
+    return isinstance(value, list) and all(
+        isinstance(v, (bool, int, float)) for v in value
+    )
+
+
+def _metrics(rec: dict) -> list[str]:
+    names = rec.get("metrics")
+    keys = [str(k) for k in names if k in rec] if isinstance(names, list) else []
+    return keys or [k for k in rec if k not in BOOKKEEPING]
 
 
 def _task_and_stamp(path: Path, first: dict) -> tuple[str, str]:
@@ -95,26 +131,39 @@ def _model_name(path: Path) -> str:
         m = re.search(r"(?:pretrained|model)=([^,]+)", args)
         if m:
             return m.group(1)
-    return path.parent.name.replace("__", "/")
+    # (resolved: the parent of a bare file name is '.', whose name is empty)
+    return path.resolve().parent.name.replace("__", "/") or "model"
 
 
 def _metric_name(rec: dict, wanted: str | None, where: str) -> str:
+    """The metric to read: ``wanted``, else the first per-sample one."""
+    names = _metrics(rec)
+    scorable = [k for k in names if _per_sample(rec[k])]
+    corpus = [k for k in names if k not in scorable]
     if wanted is not None:
         if wanted not in rec:
             avail = [k for k in rec if k not in BOOKKEEPING]
             raise ValueError(f"{where}: no metric {wanted!r} (metrics here: {avail})")
+        if not _per_sample(rec[wanted]):
+            raise ValueError(
+                f"{where}: metric {wanted!r} is corpus-level (logged per sample as "
+                "[gold, [prediction]]) and cannot be scored per sample; metrics "
+                f"that can: {scorable or 'none'}"
+            )
         return wanted
-    names = rec.get("metrics")
-    if isinstance(names, list) and names and names[0] in rec:
-        return str(names[0])
-    for key, value in rec.items():
-        if key not in BOOKKEEPING and isinstance(value, (bool, int, float, list)):
-            return key
+    if scorable:
+        return scorable[0]
+    if corpus:
+        raise ValueError(
+            f"{where}: the metric(s) {corpus} are corpus-level (logged per sample "
+            "as [gold, [prediction]]) and cannot be scored per sample; this task "
+            "has no per-sample metric to read"
+        )
     raise ValueError(f"{where}: no per-sample metric found; name one with --score")
 
 
 def load_lm_eval(
-    path: Path,
+    path: Path | list[Path],
     *,
     score: str | None = None,
     model: str | None = None,
@@ -123,6 +172,7 @@ def load_lm_eval(
     """Read lm-eval ``samples_*.jsonl`` file(s) (a file or a folder searched
     recursively). ``score`` names the metric; ``model`` overrides the model name."""
     files = sample_files(path)
+    source = shown_source(path)
     rows: list[tuple[str, str, str, float]] = []  # prompt, model, task, score
     count_rows: list[tuple[str, str, str, int, int]] = []
     runs: dict[tuple[str, str], int] = {}
@@ -143,7 +193,7 @@ def load_lm_eval(
         task, stamp = _task_and_stamp(f, recs[0])
         keyed.append((model or _model_name(f), task, stamp, f, recs))
     if not keyed:
-        raise ValueError(f"{path}: the lm-eval samples files are empty")
+        raise ValueError(f"{source}: the lm-eval samples files are empty")
     keyed.sort(key=lambda k: (k[0], k[1], k[2], str(k[3])))
     for mname, task, _stamp, f, recs in keyed:
         runs[(mname, task)] = runs.get((mname, task), 0) + 1
@@ -199,7 +249,9 @@ def load_lm_eval(
         counts = pd.DataFrame(count_rows, columns=[PROMPT, MODEL, BENCH, SUCC, NDRAWS])
         if len(long):
             if not set(np.unique(long[SCORE])) <= {0.0, 1.0}:
-                raise ValueError(f"{path}: cannot mix graded scores with pass@1 counts")
+                raise ValueError(
+                    f"{source}: cannot mix graded scores with pass@1 counts"
+                )
             extra = (
                 long.groupby([PROMPT, MODEL, BENCH], sort=False)[SCORE]
                 .agg(["sum", "size"])
@@ -215,19 +267,19 @@ def load_lm_eval(
         return finish(
             counts,
             fmt="lm-eval",
-            source=str(path),
+            source=source,
             notes=notes,
             cost_source=None,
             counts=True,
             columns={"score": ", ".join(sorted(metrics_used))},
         )
     if len(long) == 0:
-        raise ValueError(f"{path}: no samples found")
+        raise ValueError(f"{source}: no samples found")
     long[GEN] = long.groupby([PROMPT, MODEL], sort=False).cumcount()
     return finish(
         long,
         fmt="lm-eval",
-        source=str(path),
+        source=source,
         notes=notes,
         cost_source=None,
         columns={"score": ", ".join(sorted(metrics_used))},

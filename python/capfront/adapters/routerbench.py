@@ -23,15 +23,36 @@ COST_SUFFIX = "|total_cost"
 def load_routerbench(
     path: Path, *, prompt: str | None = None, benchmark: str | None = None
 ) -> LoadedData:
+    """RouterBench's pickle; a pickled dict of score arrays (RouterEval) goes to
+    :func:`capfront.adapters.wide.load_matrix`."""
     source = str(path)
     try:
         wide = pd.read_pickle(path)
     except Exception as err:  # unpickling raises many types
         raise ValueError(f"{source}: not a readable pandas pickle ({err})") from None
+    if isinstance(wide, dict):
+        from .wide import load_matrix
+
+        return load_matrix(path)
     if not isinstance(wide, pd.DataFrame):
         raise ValueError(
-            f"{source}: expected a pickled pandas DataFrame, got {type(wide).__name__}"
+            f"{source}: expected a pickled pandas DataFrame (RouterBench) or a dict "
+            f"of score arrays (RouterEval), got {type(wide).__name__}"
         )
+    return routerbench_frame(
+        wide, source, "routerbench", prompt=prompt, benchmark=benchmark
+    )
+
+
+def routerbench_frame(
+    wide: pd.DataFrame,
+    source: str,
+    fmt: str,
+    *,
+    prompt: str | None = None,
+    benchmark: str | None = None,
+) -> LoadedData:
+    """RouterBench's wide table (from its pickle, or saved as CSV/Parquet)."""
     models = [
         c[: -len(COST_SUFFIX)]
         for c in map(str, wide.columns)
@@ -73,14 +94,16 @@ def load_routerbench(
             f"{source}: column {first + COST_SUFFIX!r} has missing costs where the "
             f"score is present ({int(missing_cost.sum())} cell(s))"
         )
-    notes = [f"RouterBench wide table: {len(models)} models, one generation per cell"]
+    notes = [
+        f"RouterBench wide table ({fmt}): {len(models)} models, one generation per cell"
+    ]
     columns = {"prompt": prompt, "score": "<model>", "cost": "<model>|total_cost"}
     if benchmark is not None:
         columns["benchmark"] = benchmark
         notes.append(f"benchmark labels from column {benchmark!r}")
     return finish(
         frame,
-        fmt="routerbench",
+        fmt=fmt if fmt == "routerbench" else f"routerbench ({fmt})",
         source=source,
         notes=notes,
         cost_source="column '<model>|total_cost' (US dollars)",

@@ -8,28 +8,32 @@ Column names are found by common aliases unless given; what was used is recorded
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..io import from_count_frame, from_frame, read_table
+from ..io import (
+    MODEL_ALIASES,
+    PROMPT_ALIASES,
+    from_count_frame,
+    from_frame,
+    read_table,
+)
 from ..results import EvalResults
-from ._common import COST, LoadedData, apply_prices, strip_compression
+from ._common import (
+    COST,
+    LoadedData,
+    apply_prices,
+    shown_source,
+    strip_compression,
+)
 from .prices import PriceTable
 
 #: candidate column names per role, first match wins
 ALIASES: dict[str, tuple[str, ...]] = {
-    "prompt": (
-        "prompt_id",
-        "question_id",
-        "sample_id",
-        "instance_id",
-        "task_id",
-        "doc_id",
-        "id",
-        "prompt",
-    ),
-    "model": ("model", "model_name", "model_id", "llm"),
+    "prompt": PROMPT_ALIASES,
+    "model": MODEL_ALIASES,
     "score": ("score", "correct", "is_correct", "reward", "passed", "resolved"),
     "generation": ("generation", "trial", "epoch", "repeat", "draw", "seed"),
     "cost": ("cost", "cost_usd", "total_cost", "usd"),
@@ -41,7 +45,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "input_tokens": ("input_tokens", "prompt_tokens", "tokens_in"),
     "output_tokens": ("output_tokens", "completion_tokens", "tokens_out"),
 }
-TABLE_FORMATS = ("csv", "tsv", "parquet", "jsonl", "json")
+TABLE_FORMATS = ("csv", "tsv", "parquet", "jsonl", "json", "xlsx")
 
 
 def _pick(
@@ -67,18 +71,27 @@ def _pick(
 
 def table_format(path: Path) -> str:
     suffix = strip_compression(path).lstrip(".")
-    return {"pq": "parquet", "ndjson": "jsonl", "txt": "csv"}.get(suffix, suffix)
+    return {"pq": "parquet", "ndjson": "jsonl", "txt": "csv", "xlsm": "xlsx"}.get(
+        suffix, suffix
+    )
 
 
-def read_frame(path: Path, fmt: str | None = None) -> pd.DataFrame:
+def read_frame(
+    path: Path, fmt: str | None = None, id_columns: tuple[str | None, ...] = ()
+) -> pd.DataFrame:
+    """A table file as a DataFrame; prompt and model id columns (by alias, or
+    named in ``id_columns``) of text files are read as strings."""
     fmt = fmt or table_format(path)
+    if fmt == "xls":
+        fmt = "xlsx"  # read_table explains that .xls must be saved as CSV
     if fmt not in TABLE_FORMATS:
         raise ValueError(
             f"{path}: cannot tell the table format from the suffix "
             f"{path.suffix!r}; give --format"
         )
+    ids = (*ALIASES["prompt"], *ALIASES["model"], *id_columns)
     try:
-        return read_table(path, format=fmt)
+        return read_table(path, format=fmt, id_columns=ids)
     except (ValueError, OSError) as err:
         msg = str(err)
         if not msg.startswith(str(path)):
@@ -110,9 +123,80 @@ def _attach_truth(
     results.truth_p = truth
 
 
-def load_table(
-    path: Path,
-    fmt: str | None = None,
+def _load_wide(
+    frame: pd.DataFrame,
+    source: str,
+    fmt: str | None,
+    prompt: str | None,
+    benchmark: str | None,
+    prices: PriceTable | None,
+    given: dict[str, str | None],
+) -> LoadedData:
+    """No model column: a wide table (one score column per model)."""
+    from .wide import load_wide_frame
+
+    extra = [r for r in ("model", "score", "generation", "cost", "latency") if given[r]]
+    if extra:
+        raise ValueError(
+            f"{source}: --{extra[0]} names a column of a long table, but this "
+            "table has no model column: it is read as a wide table (one score "
+            "column per model); drop --" + extra[0] + " or give --model"
+        )
+    if prices is not None:
+        raise ValueError(
+            f"{source}: a wide table records no token counts; --prices cannot apply"
+        )
+    return load_wide_frame(
+        frame, source, fmt or "wide", prompt=prompt, benchmark=benchmark
+    )
+
+
+def load_table(path: Path, fmt: str | None = None, **options: Any) -> LoadedData:
+    """Read a long table or a count table (``counts=True``; detected from
+    ``n_correct``/``n_samples`` columns when ``None``), or a wide table (one
+    score column per model: no model column). ``options`` are those of
+    :func:`frame_to_loaded` (``prompt=``, ``model=``, ..., ``prices=``,
+    ``counts=``)."""
+    ids = (options.get("prompt"), options.get("model"))
+    frame = read_frame(path, None if fmt in (None, "counts", "wide") else fmt, ids)
+    return frame_to_loaded(frame, str(path), fmt or table_format(path), **options)
+
+
+def load_tables(paths: list[Path], fmt: str | None = None, **kwargs: Any) -> LoadedData:
+    """Several table files of one layout, read as one table (their rows
+    concatenated; the same (prompt, model, generation) in two files is an
+    error, as within one file)."""
+    ids = (kwargs.get("prompt"), kwargs.get("model"))
+    read_fmt = None if fmt in (None, "counts", "wide") else fmt
+    frames = [read_frame(p, read_fmt, ids) for p in paths]
+    if fmt == "wide" or all(
+        kwargs.get("model") is None and _pick(f, "model", None, str(p), False) is None
+        for f, p in zip(frames, paths, strict=True)
+    ):
+        from .wide import load_wide_folder
+
+        return load_wide_folder(paths, prompt=kwargs.get("prompt"))
+    cols = [list(f.columns) for f in frames]
+    if any(c != cols[0] for c in cols):
+        bad = next(i for i, c in enumerate(cols) if c != cols[0])
+        raise ValueError(
+            f"{paths[bad]}: its columns {cols[bad]} differ from those of "
+            f"{paths[0]} ({cols[0]}); give tables of one layout"
+        )
+    loaded = frame_to_loaded(
+        pd.concat(frames, ignore_index=True),
+        shown_source(paths),
+        fmt or table_format(paths[0]),
+        **kwargs,
+    )
+    loaded.notes.insert(0, f"{len(paths)} table files read as one table")
+    return loaded
+
+
+def frame_to_loaded(
+    frame: pd.DataFrame,
+    source: str,
+    shown_fmt: str,
     *,
     prompt: str | None = None,
     model: str | None = None,
@@ -124,11 +208,10 @@ def load_table(
     prices: PriceTable | None = None,
     counts: bool | None = None,
 ) -> LoadedData:
-    """Read a long table or a count table (``counts=True``; detected from
-    ``n_correct``/``n_samples`` columns when ``None``)."""
-    source = str(path)
-    frame = read_frame(path, None if fmt in (None, "counts") else fmt)
-    shown_fmt = fmt or table_format(path)
+    """A table already read -> :class:`LoadedData` (see :func:`load_table`)."""
+    fmt = shown_fmt
+    if len(frame.columns) == 0 or (len(frame) == 0 and len(frame.columns) <= 1):
+        raise ValueError(f"{source}: empty file (no columns)")
     if counts is None:
         counts = fmt == "counts" or (
             score is None
@@ -136,6 +219,19 @@ def load_table(
             and _pick(frame, "successes", None, source, False) is not None
             and _pick(frame, "n_draws", None, source, False) is not None
         )
+    if fmt == "wide" or (
+        not counts
+        and model is None
+        and _pick(frame, "model", None, source, False) is None
+    ):
+        named = {
+            "model": model,
+            "score": score,
+            "generation": generation,
+            "cost": cost,
+            "latency": latency,
+        }
+        return _load_wide(frame, source, fmt, prompt, benchmark, prices, named)
     notes: list[str] = []
     used: dict[str, str] = {}
     cols: dict[str, str | None] = {
@@ -183,12 +279,8 @@ def load_table(
         cost_source = f"column {cols['cost']!r}"
     for role, given in (("cost", cost), ("latency", latency)):
         col = cols[role]
-        if (
-            given is None
-            and col is not None
-            and col != COST
-            and (frame[col].isna().any())
-        ):
+        priced = role == "cost" and prices is not None  # cost from the price table
+        if given is None and col is not None and not priced and frame[col].isna().any():
             notes.append(
                 f"column {col!r} has {int(frame[col].isna().sum())} missing "
                 f"value(s): no {role} axis (name it with --{role} to make "

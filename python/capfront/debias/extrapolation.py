@@ -12,8 +12,10 @@ import numpy as np
 
 from .._backend import core, resolve_backend
 from .._numba_debias import subsample_curve_rows_nb
+from .._validate import real_number, whole_number
 from ..expected_max import _subsample_curve_np
 from ._input import min_draws, require_min_draws
+from .bias_correction import feasible
 from .result import Decomposition
 
 LAM_BOUNDS = (0.25, 1.0)
@@ -100,8 +102,10 @@ def extrapolation_decomposition(
     """``O_inf`` of the fit ``O_biased(g) = O_inf + a g^-lam`` (SPEC 4a) on
     ``g = fit_from..G``; ``lam`` free in ``[0.1, 1.5]`` unless given."""
     require_min_draws(G, 4, "extrapolation (fitting O_inf + a g^-lam)")
-    if lam is not None and not (0 < float(lam) <= 5):
-        raise ValueError(f"lam must lie in (0, 5], got {lam}")
+    if lam is not None:
+        lam = _check_lam(lam)
+    if fit_from is not None:
+        fit_from = whole_number(fit_from, "fit_from")
     sizes = fit_sizes(min_draws(G), fit_from)
     return decay_decomposition(sizes, curve_rows(S, G, sizes, backend), lam)
 
@@ -125,7 +129,16 @@ def decay_decomposition(
         "lam_fixed": lam is not None,
         **extra,
     }
-    return Decomposition(rows, finalize, diag)
+    return feasible(Decomposition(rows, finalize, diag))
+
+
+def _check_lam(lam: object) -> float:
+    """The decay exponent ``lam``: a number in (0, 5] (``lam = 0`` would divide by
+    ``G^0 - (G-1)^0 = 0``)."""
+    value = real_number(lam, "lam")
+    if not 0 < value <= 5:
+        raise ValueError(f"lam must lie in (0, 5], got {lam!r}")
+    return value
 
 
 def jackknife_decomposition(
@@ -142,6 +155,7 @@ def jackknife_decomposition(
     delete-one average over generations is exactly ``O(G-1)`` for counts).
     ``rows``: the curve on sizes ``(G - 1, G)`` when already computed."""
     require_min_draws(G, 2, "jackknife")
+    lam = _check_lam(lam)
     g = min_draws(G)
     sizes = np.array([g - 1, g], dtype=np.int64)
     if rows is None:
@@ -152,4 +166,6 @@ def jackknife_decomposition(
     def finalize(mean: np.ndarray) -> float:
         return float(grad @ mean)
 
-    return Decomposition(rows, finalize, {"linear": True, "grad": grad, "lam": lam})
+    return feasible(
+        Decomposition(rows, finalize, {"linear": True, "grad": grad, "lam": lam})
+    )

@@ -1,0 +1,155 @@
+"""Same seed, same bits: every public random function repeats exactly across calls,
+processes, backends and thread counts; estimates do not depend on the order of the
+prompts or of the models."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import capfront as cf
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: prints a JSON dict name -> hex bytes of the results of every seeded function
+FINGERPRINT = r"""
+import hashlib, json, sys
+import numpy as np
+import capfront as cf
+
+def h(*arrays):
+    m = hashlib.sha256()
+    for a in arrays:
+        m.update(np.ascontiguousarray(np.asarray(a, dtype=np.float64)).tobytes())
+    return m.hexdigest()
+
+def fingerprint(backends):
+    out = {}
+    res = cf.simulate(300, 4, 6, n_topics=2, seed=7, within_cell_correlation=0.2)
+    out["simulate"] = h(res.successes, res.truth_p, res.mean_cost, res.mean_latency)
+    for b in backends:
+        for stat, kw in (
+            ("oracle_gain", {}),
+            ("naive_oracle", {"two_level": True}),
+            ("jackknife", {"method": "bca"}),
+            ("best_single", {"stratify": "topic"}),
+        ):
+            r = cf.bootstrap(res, stat, n_resamples=64, seed=3, keep_replicates=True,
+                             backend=b, **kw)
+            out[f"bootstrap-{stat}-{b}"] = h(r.replicates, r.ci)
+        fr = cf.frontier(res, backend=b).with_band(n_resamples=40, seed=2, n_grid=50)
+        out[f"band-{b}"] = h(fr.band["lower"], fr.band["upper"], fr.vertices)
+        d = cf.debiased_oracle(res, "double_bc", seed=5, backend=b, ci=0.9,
+                               n_resamples=50)
+        out[f"double_bc-{b}"] = h(d.value, d.ci)
+    te = cf.studies.topic_entropy(n_topics=3, n_models=3, alphas=(0.5, 5.0),
+                                  n_reps=2, n_prompts=60, n_draws=4, n_boot=20, seed=1)
+    out["topic_entropy"] = h(te.table.select_dtypes("number").to_numpy())
+    return out
+
+if __name__ == "__main__":
+    threads = int(sys.argv[1])
+    cf.set_num_threads(threads)
+    print(json.dumps(fingerprint(cf.available_backends())))
+"""
+
+
+def _namespace() -> dict:
+    ns: dict = {"__name__": "fingerprint"}
+    exec(FINGERPRINT, ns)  # noqa: S102 - test code
+    return ns
+
+
+@pytest.fixture(scope="module")
+def local() -> dict[str, str]:
+    return _namespace()["fingerprint"](cf.available_backends())
+
+
+def test_repeated_calls_identical(local):
+    again = _namespace()["fingerprint"](cf.available_backends())
+    assert again == local
+
+
+def test_backends_identical(local):
+    """The Philox streams and fixed-point sums are the same in every backend."""
+    backends = cf.available_backends()
+    for key in ("bootstrap-oracle_gain", "bootstrap-naive_oracle", "double_bc"):
+        values = {local[f"{key}-{b}"] for b in backends}
+        assert len(values) == 1, key
+
+
+def test_subprocess_and_thread_count_identical(local, threads):
+    """A fresh process with one thread against this one with two."""
+    threads(2)
+    here = _namespace()["fingerprint"](cf.available_backends())
+    assert here == local
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    proc = subprocess.run(
+        [sys.executable, "-c", FINGERPRINT, "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+    )
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == local
+
+
+# ------------------------------------------------------------ order invariance
+ESTIMATES = ("naive", "bootstrap_bc", "jackknife", "extrapolation", "crossfit")
+
+
+def _estimates(res: cf.EvalResults) -> np.ndarray:
+    vals = [cf.debiased_oracle(res, m).value for m in ESTIMATES]
+    vals.append(float(cf.naive_oracle(res)))
+    vals.append(cf.frontier(res, cost="unit").aiq())
+    vals.append(float(cf.expected_max_binomial(res.p_hat, res.n_draws).sum()))
+    return np.array(vals)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(5, 30),
+    st.integers(1, 4),
+    st.integers(4, 7),
+)
+def test_invariant_to_prompt_and_model_order(seed, N, L, G):
+    rng = np.random.default_rng(seed)
+    scores = rng.random((N, L, G)) < rng.random((N, L, 1))
+    res = cf.EvalResults.from_arrays(scores.astype(np.float64))
+    base = _estimates(res)
+    pi, li = rng.permutation(N), rng.permutation(L)
+    shuffled = cf.EvalResults.from_arrays(scores[pi][:, li].astype(np.float64))
+    # means over prompts are summed in another order: equal up to rounding
+    np.testing.assert_allclose(_estimates(shuffled), base, rtol=1e-12, atol=1e-14)
+
+
+def test_public_calls_from_several_python_threads_match_serial():
+    """Bootstrap, frontier and a debiased estimate, 4 Python threads at once (the
+    C++ thread pool is shared), mixed backends: the serial results, bit for bit."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    res = cf.simulate(1000, 4, 6, seed=2)
+    backends = cf.available_backends()
+
+    def run(i: int) -> tuple:
+        b = backends[i % len(backends)]
+        boot = cf.bootstrap(
+            res, "oracle_gain", n_resamples=64, seed=i, keep_replicates=True, backend=b
+        )
+        fr = cf.frontier(res, posthoc=True, backend=b)
+        dec = cf.debiased_oracle(res, "bootstrap_bc", backend=b)
+        return boot.replicates.tobytes(), fr.vertices.tobytes(), dec.value
+
+    serial = [run(i) for i in range(8)]
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(run, range(8))) == serial
