@@ -17,8 +17,6 @@ linearly (a lower bound for BCa, whose jackknife is quadratic in N).
 
 from __future__ import annotations
 
-import os
-import time
 import tracemalloc
 
 import numpy as np
@@ -27,8 +25,8 @@ from scipy import stats
 
 import capfront
 from capfront.bootstrap import bootstrap
+from conftest import LARGE, alternative, run, timed
 
-LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
 N_PROMPTS = 400_000 if LARGE else 3_000
 N_MODELS = 33 if LARGE else 8
 N_DRAWS = 20
@@ -39,6 +37,7 @@ B_TIMED = (
     else {"numba": B, "numpy": 20, "scipy": 20}
 )
 N_SCIPY_BCA = 4_000 if LARGE else 1_000
+ROUNDS = 1 if LARGE else None  # one round of the size
 STATISTICS = ["naive_oracle", "oracle_gain"]
 METHODS = ["percentile", "bca"]
 
@@ -65,12 +64,6 @@ def reference(results):
     }
 
 
-def _run(benchmark, fn, *args, **kwargs):
-    if LARGE:
-        return benchmark.pedantic(fn, args=args, kwargs=kwargs, rounds=1, iterations=1)
-    return benchmark(fn, *args, **kwargs)
-
-
 def _p_hat(results) -> np.ndarray:
     return results.successes / results.n_draws
 
@@ -84,7 +77,7 @@ def test_capfront(benchmark, results, reference, statistic, method, backend):
     benchmark.group = f"{statistic}-{method}"
     n = B if backend == "cpp" else B_TIMED[backend]
     benchmark.extra_info.update(n_resamples=n, scale_to=B)
-    out = _run(
+    out = run(
         benchmark,
         bootstrap,
         results,
@@ -93,6 +86,7 @@ def test_capfront(benchmark, results, reference, statistic, method, backend):
         method=method,
         backend=backend,
         keep_replicates=True,
+        rounds=ROUNDS,
     )
     ref = reference[statistic]
     k = min(ref.size, n)
@@ -128,7 +122,8 @@ def test_scipy(benchmark, results, statistic, method):
             sub = p[idx]
             return sub.max(axis=-1).mean(axis=-1) - sub.mean(axis=-2).max(axis=-1)
 
-    res = _run(
+    alternative(benchmark, "scipy.stats.bootstrap")
+    res = run(
         benchmark,
         stats.bootstrap,
         data,
@@ -138,6 +133,7 @@ def test_scipy(benchmark, results, statistic, method):
         batch=1,
         vectorized=True,
         rng=np.random.default_rng(0),
+        rounds=ROUNDS,
     )
     assert res.confidence_interval.low <= res.confidence_interval.high
 
@@ -162,12 +158,18 @@ def test_peak_memory(results):
         pytest.skip("cannot reset VmHWM here")
     base = status("VmRSS")
     tracemalloc.start()
-    t = time.perf_counter()
-    for statistic in STATISTICS:
-        bootstrap(
-            results, statistic, n_resamples=min(B, 2_000), method="bca", backend="cpp"
-        )
-    elapsed = time.perf_counter() - t
+
+    def both() -> None:
+        for statistic in STATISTICS:
+            bootstrap(
+                results,
+                statistic,
+                n_resamples=min(B, 2_000),
+                method="bca",
+                backend="cpp",
+            )
+
+    _, elapsed = timed(both)
     _, traced = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     extra = status("VmHWM") - base

@@ -11,28 +11,18 @@ Every benchmark asserts its result against the truth of the simulated data.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 import capfront as cf
 from capfront.debias import decompose_counts
+from conftest import LARGE, run
 
-LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
 N, L, G = (400_000, 33, 20) if LARGE else (2_000, 8, 10)
 N_NUMPY = 20_000 if LARGE else N
 AUDIT = (10_000, 20, 10, 200) if LARGE else (600, 5, 10, 6)
 BACKENDS = cf.available_backends()
 METHODS = ("naive", "bootstrap_bc", "crossfit", "jackknife", "extrapolation", "pgm")
-
-
-def run(benchmark, rounds: int, func, *args, **kwargs):
-    if benchmark.disabled:
-        return func(*args, **kwargs)
-    return benchmark.pedantic(
-        func, args=args, kwargs=kwargs, rounds=rounds, iterations=1
-    )
 
 
 @pytest.fixture(scope="module")
@@ -64,13 +54,13 @@ def test_debiased_oracle(benchmark, data, method, backend):
     rounds = 1 if (LARGE or method == "pgm") else 3
     dec = run(
         benchmark,
-        rounds,
         decompose_counts,
         S[:n],
         res.n_draws[:n],
         method,
         backend=backend,
         **opts,
+        rounds=rounds,
     )
     value = dec.estimate()
     truth = float(res.truth_p[:n].max(axis=1).mean())
@@ -94,6 +84,6 @@ def test_audit(benchmark, backend):
         sims = 10 if LARGE else 2
     res = cf.simulate(n, l, g, n_topics=3, seed=9, as_counts=True)
     benchmark.group = f"audit N={n} L={l} G={g}"
-    out = run(benchmark, 1, cf.audit, res, n_sims=sims, backend=backend)
+    out = run(benchmark, cf.audit, res, n_sims=sims, backend=backend, rounds=1)
     assert out.recommended in out.table.index
     assert out.table.loc["pgm", "abs_bias"] < out.table.loc["naive", "abs_bias"]

@@ -20,15 +20,14 @@ capfront on the same points).
 from __future__ import annotations
 
 import importlib.util
-import os
 
 import numpy as np
 import pytest
 
 import capfront
 from capfront.frontier import frontier, frontier_options
+from conftest import LARGE, alternative, run
 
-LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
 N_PROMPTS = 400_000 if LARGE else 3_000
 N_MODELS = 33 if LARGE else 8
 N_DRAWS = 20 if LARGE else 6
@@ -81,18 +80,16 @@ def _lambda_sweep(results, posthoc: bool, n_lambda: int) -> np.ndarray:
 
 
 def _run(benchmark, fn, *args, rounds: int = 1, **kwargs):
-    """At the large size: ``rounds`` timed calls after one untimed warm-up (numba
-    compiles on first use) when ``rounds > 1``; the README reports the min."""
-    if LARGE:
-        return benchmark.pedantic(
-            fn,
-            args=args,
-            kwargs=kwargs,
-            rounds=rounds,
-            iterations=1,
-            warmup_rounds=1 if rounds > 1 else 0,
-        )
-    return benchmark(fn, *args, **kwargs)
+    """At the large size ``rounds`` timed calls, after a warm-up when
+    ``rounds > 1`` (numba compiles on first use); calibrated rounds otherwise."""
+    return run(
+        benchmark,
+        fn,
+        *args,
+        rounds=rounds if LARGE else None,
+        warmup=rounds > 1,
+        **kwargs,
+    )
 
 
 @pytest.mark.parametrize("posthoc", [False, True], ids=["prehoc", "posthoc"])
@@ -117,6 +114,7 @@ def test_frontier(benchmark, results, backend, posthoc):
 @pytest.mark.parametrize("posthoc", [False, True], ids=["prehoc", "posthoc"])
 def test_numpy_lambda_sweep(benchmark, results, posthoc):
     benchmark.group = f"frontier-{'posthoc' if posthoc else 'prehoc'}"
+    alternative(benchmark, "NumPy lambda sweep")
     benchmark.extra_info["lambdas_timed"] = SWEEP_TIMED[posthoc]
     benchmark.extra_info["lambdas_target"] = N_LAMBDA
     pts = _run(benchmark, _lambda_sweep, results, posthoc, SWEEP_TIMED[posthoc])
@@ -156,18 +154,26 @@ def test_pareto_3d(benchmark, points, pareto_reference, backend):
 
 @pytest.mark.benchmark(group="pareto3d")
 def test_pareto_3d_moocore(benchmark, points, pareto_reference):
+    got = _moocore_front(benchmark, points, rounds=1)
+    np.testing.assert_array_equal(got, pareto_reference)
+
+
+def _moocore_front(benchmark, pts: np.ndarray, rounds: int) -> np.ndarray:
+    """moocore's non-dominated rows (quality up, cost and latency down), timed."""
     if importlib.util.find_spec("moocore") is None:
         pytest.skip("moocore not installed (bench-only: pip install moocore)")
     import moocore
 
+    alternative(benchmark, "moocore")
     mask = _run(
         benchmark,
         moocore.is_nondominated,
-        points,
+        pts,
         maximise=[True, False, False],
         keep_weakly=True,
+        rounds=rounds,
     )
-    np.testing.assert_array_equal(np.flatnonzero(mask), pareto_reference)
+    return np.flatnonzero(mask)
 
 
 @pytest.mark.benchmark(group="pareto3d-paretoset-size")
@@ -177,6 +183,7 @@ def test_pareto_3d_paretoset(benchmark, points, pareto_reference):
     from paretoset import paretoset
 
     n = PARETOSET_POINTS
+    alternative(benchmark, "paretoset")
     benchmark.extra_info["points_timed"] = n
     sense = ["max", "min", "min"]
     # its numba kernels compile on first use: warm up (the default size skips numba)
@@ -195,3 +202,55 @@ def test_pareto_3d_small(benchmark, points, backend):
     pts = points[:PARETOSET_POINTS]
     got = benchmark(capfront.pareto_3d, pts, backend=backend)
     assert got.size > 0.1 * pts.shape[0]
+
+
+# ---------------------------------------------- 3-D Pareto: few maxima / all maxima
+# Uniform points (about 100 of 1,000,000 non-dominated: the pivot pre-filter drops
+# most rows in one pass) and points on a plane (every row non-dominated: the sweep
+# alone). Each group times capfront's backends against moocore and paretoset on the
+# same points (paretoset only where it is fast: few maxima).
+N_UNIFORM = 1_000_000 if LARGE else 50_000
+N_PLANE = 100_000 if LARGE else 5_000
+
+
+def _pareto_sets() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    plane = rng.random((N_PLANE, 3))
+    plane[:, 0] = plane[:, 1] + plane[:, 2]  # quality = cost + latency: all maxima
+    return {"uniform": rng.random((N_UNIFORM, 3)), "plane": plane}
+
+
+@pytest.fixture(scope="module")
+def pareto_sets():
+    sets = _pareto_sets()
+    return {k: (v, capfront.pareto_3d(v, backend="numpy")) for k, v in sets.items()}
+
+
+@pytest.mark.parametrize("kind", ["uniform", "plane"])
+@pytest.mark.parametrize(
+    "who", ["cpp", "numba", "numpy", "moocore", "paretoset"], ids=lambda w: w
+)
+def test_pareto_3d_vs_libraries(benchmark, pareto_sets, kind, who):
+    pts, want = pareto_sets[kind]
+    benchmark.group = f"pareto3d-{kind} M={len(pts)}"
+    if who in capfront.BACKENDS:
+        if who not in capfront.available_backends():
+            pytest.skip(f"backend {who} not available")
+        if who == "numpy" and LARGE and kind == "uniform":
+            pytest.skip("the NumPy reference sweep has no pre-filter (minutes)")
+        capfront.pareto_3d(pts[:100], backend=who)  # compile numba
+        got = _run(benchmark, capfront.pareto_3d, pts, backend=who, rounds=5)
+    elif who == "moocore":
+        got = _moocore_front(benchmark, pts, rounds=5)
+    else:
+        if importlib.util.find_spec("paretoset") is None:
+            pytest.skip("paretoset not installed (bench-only: pip install paretoset)")
+        if kind == "plane":
+            pytest.skip("paretoset is O(M x maxima): hours with every row a maximum")
+        from paretoset import paretoset
+
+        alternative(benchmark, "paretoset")
+        opts = dict(sense=["max", "min", "min"], distinct=False, use_numba=True)
+        paretoset(pts[:50], **opts)  # compile its numba kernels
+        got = np.flatnonzero(_run(benchmark, paretoset, pts, **opts, rounds=5))
+    np.testing.assert_array_equal(got, want)

@@ -11,26 +11,16 @@ bracketed: cross-fit <= true oracle <= naive oracle, up to noise.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 import capfront as cf
 from capfront.debias import graded
+from conftest import LARGE, run
 
-LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
 N, L, G, SPLITS = (10_000, 20, 10, 32) if LARGE else (300, 5, 6, 8)
 SIZES = np.arange(max(1, G // 2), G)  # up to the fewest draws of a cell, G - 1
 BACKENDS = cf.available_backends()
-
-
-def run(benchmark, rounds: int, func, *args, **kwargs):
-    if benchmark.disabled:
-        return func(*args, **kwargs)
-    return benchmark.pedantic(
-        func, args=args, kwargs=kwargs, rounds=rounds, iterations=1
-    )
 
 
 @pytest.fixture(scope="module")
@@ -63,13 +53,13 @@ def test_graded_crossfit(benchmark, data, backend):
     benchmark.group = f"graded crossfit N={N} L={L} G={G} n_splits={SPLITS}"
     rows = run(
         benchmark,
-        1 if LARGE and backend == "numpy" else 3,
         graded.graded_crossfit_rows,
         scores,
         valid,
         n_splits=SPLITS,
         seed=1,
         backend=backend,
+        rounds=1 if LARGE and backend == "numpy" else 3,
     )
     np.testing.assert_allclose(rows, ref["crossfit"], rtol=0, atol=1e-12)
     assert rows.mean() <= truth + 0.02 and truth <= naive + 0.02
@@ -83,7 +73,6 @@ def test_graded_curve(benchmark, data, backend):
     )
     rows = run(
         benchmark,
-        1 if LARGE and backend == "numpy" else 3,
         graded.graded_curve_rows,
         scores,
         valid,
@@ -91,6 +80,7 @@ def test_graded_curve(benchmark, data, backend):
         n_splits=SPLITS,
         seed=1,
         backend=backend,
+        rounds=1 if LARGE and backend == "numpy" else 3,
     )
     np.testing.assert_allclose(rows, ref["curve"], rtol=0, atol=1e-12)
     curve = rows.mean(axis=0)

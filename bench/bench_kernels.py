@@ -16,27 +16,16 @@ adds what the kernel must write: one fresh (N, L) int32 array of counts filled o
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 import capfront as cf
 from capfront.suffstats import sufficient_stats
+from conftest import LARGE, alternative, run
 
-LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
 N, L, G = (400_000, 33, 20) if LARGE else (2_000, 8, 6)
 BACKENDS = cf.available_backends()
 ROUNDS = {"cpp": 5, "numba": 5, "numpy": 1 if LARGE else 3}
-
-
-def run(benchmark, label: str, func, *args, **kwargs):
-    """Time ``func``; the NumPy path gets a single round at the large size."""
-    if benchmark.disabled:
-        return func(*args, **kwargs)
-    return benchmark.pedantic(
-        func, args=args, kwargs=kwargs, rounds=ROUNDS.get(label, 5), iterations=1
-    )
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +52,13 @@ def data() -> dict:
 @pytest.mark.benchmark(group="sufficient_stats")
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_sufficient_stats(benchmark, data, backend):
-    out = run(benchmark, backend, sufficient_stats, data["scores"], backend=backend)
+    out = run(
+        benchmark,
+        sufficient_stats,
+        data["scores"],
+        backend=backend,
+        rounds=ROUNDS[backend],
+    )
     np.testing.assert_array_equal(out.successes, data["successes"])
     np.testing.assert_array_equal(out.n_draws, np.full((N, L), G))
     np.testing.assert_array_equal(out.max_score, data["successes"] > 0)
@@ -71,11 +66,19 @@ def test_sufficient_stats(benchmark, data, backend):
 
 
 @pytest.mark.benchmark(group="sufficient_stats")
+def test_sufficient_stats_numpy_sum(benchmark, data):
+    """What a user would write for the counts: one NumPy reduction."""
+    alternative(benchmark, "scores.sum(axis=2, dtype=uint16)")
+    out = run(benchmark, data["scores"].sum, axis=2, dtype=np.uint16, rounds=5)
+    np.testing.assert_array_equal(out, data["successes"])
+
+
+@pytest.mark.benchmark(group="sufficient_stats")
 @pytest.mark.parametrize("backend", ["read_bandwidth"])
 def test_sufficient_stats_read_bandwidth(benchmark, data, backend):
     flat = data["scores"].reshape(-1)
     words = flat[: flat.size // 8 * 8].view(np.uint64)
-    total = run(benchmark, backend, np.add.reduce, words)
+    total = run(benchmark, np.add.reduce, words, rounds=5)
     # independent check: the sum of little-endian words, mod 2^64, from the sums of
     # the bytes at each of the 8 positions
     by_position = flat[: words.size * 8].reshape(-1, 8).sum(axis=0, dtype=np.int64)
@@ -94,7 +97,7 @@ def test_sufficient_stats_read_write_floor(benchmark, data, backend):
         out.fill(1)
         return total, out
 
-    total, out = run(benchmark, backend, floor)
+    total, out = run(benchmark, floor, rounds=5)
     assert out[0, 0] == 1 and total >= 0
 
 
@@ -120,8 +123,31 @@ def expected_max_want(data) -> np.ndarray:
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_expected_max_binomial(benchmark, data, expected_max_want, backend):
     out = run(
-        benchmark, backend, cf.expected_max_binomial, data["p"], G, backend=backend
+        benchmark,
+        cf.expected_max_binomial,
+        data["p"],
+        G,
+        backend=backend,
+        rounds=ROUNDS[backend],
     )
+    np.testing.assert_allclose(out, expected_max_want, rtol=0, atol=1e-12)
+
+
+def _expected_max_loop(p: np.ndarray, g: int) -> np.ndarray:
+    """The vectorised NumPy/SciPy loop over k a user would write:
+    ``(1/G) sum_k [1 - prod_l F(k - 1; G, p_l)]``."""
+    from scipy.special import bdtr
+
+    total = np.zeros(p.shape[0])
+    for k in range(1, g + 1):
+        total += 1.0 - bdtr(k - 1, g, p).prod(axis=1)
+    return total / g
+
+
+@pytest.mark.benchmark(group="expected_max_binomial")
+def test_expected_max_numpy_loop(benchmark, data, expected_max_want):
+    alternative(benchmark, "NumPy loop over k (scipy.special.bdtr)")
+    out = run(benchmark, _expected_max_loop, data["p"], G, rounds=3)
     np.testing.assert_allclose(out, expected_max_want, rtol=0, atol=1e-12)
 
 
@@ -132,7 +158,9 @@ def test_expected_max_binomial(benchmark, data, expected_max_want, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_subsample_curve(benchmark, data, backend):
     S = data["successes"]
-    curve = run(benchmark, backend, cf.subsample_curve, S, G, backend=backend)
+    curve = run(
+        benchmark, cf.subsample_curve, S, G, backend=backend, rounds=ROUNDS[backend]
+    )
     assert curve.shape == (G,)
     # g = G is the naive oracle mean_n max_l S / G; the curve falls with g
     assert curve[-1] == pytest.approx((S.max(axis=1) / G).mean(), abs=1e-12)

@@ -10,7 +10,6 @@ Default size is tiny (CI); ``CAPFRONT_BENCH_LARGE=1`` for the reported numbers.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -21,8 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import capfront as cf
+from conftest import LARGE, alternative, run
 
-LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
 N, L, G = (200_000, 33, 20) if LARGE else (2_000, 8, 5)
 ROW_GROUP = 2_000_000
 
@@ -85,16 +84,16 @@ def test_reduce_parquet(benchmark, parquet_table, mode):
     benchmark.group = "out-of-core reduction"
     rows = N * L * G
     if mode == "in_memory":
-        run = lambda: cf.read(parquet_table)  # noqa: E731
+        reduce = lambda: cf.read(parquet_table)  # noqa: E731
     elif mode == "chunked":
-        run = lambda: cf.read(parquet_table, chunk_rows=ROW_GROUP)  # noqa: E731
+        reduce = lambda: cf.read(parquet_table, chunk_rows=ROW_GROUP)  # noqa: E731
     else:
         dd = pytest.importorskip("dask.dataframe")
         import capfront.dask as cfd
 
         ddf = dd.read_parquet(parquet_table, split_row_groups=True)
-        run = lambda: cfd.from_dask(ddf, scheduler="threads")  # noqa: E731
-    res = benchmark.pedantic(run, rounds=1, iterations=1)
+        reduce = lambda: cfd.from_dask(ddf, scheduler="threads")  # noqa: E731
+    res = run(benchmark, reduce, rounds=1)
     assert res.n_prompts == N and res.n_models == L
     assert (res.n_draws == G).all()
     if benchmark.stats is not None:
@@ -108,3 +107,27 @@ def test_reduce_parquet(benchmark, parquet_table, mode):
         """)
         benchmark.extra_info.update(child)
         print(f"\nchunked read: {child}")
+
+
+def test_reduce_parquet_polars(benchmark, parquet_table):
+    """The alternative: polars' lazy group-by to per-cell counts (same table)."""
+    pl = pytest.importorskip("polars")
+    benchmark.group = "out-of-core reduction"
+    alternative(benchmark, "polars scan_parquet + group_by")
+
+    def counts():
+        return (
+            pl.scan_parquet(parquet_table)
+            .group_by("prompt_id", "model")
+            .agg(pl.col("score").sum().alias("s"), pl.len().alias("g"))
+            .sort("prompt_id", "model")
+            .collect()
+        )
+
+    table = run(benchmark, counts, rounds=1)
+    res = cf.read(parquet_table, chunk_rows=ROW_GROUP)
+    rows = np.argsort(np.asarray(res.prompts).astype(np.int64))
+    cols = np.argsort(np.asarray(res.models).astype(str))  # polars sorts strings
+    want = np.asarray(res.successes)[np.ix_(rows, cols)].reshape(-1)
+    np.testing.assert_array_equal(table["s"].to_numpy(), want)
+    assert (table["g"].to_numpy() == G).all()

@@ -21,11 +21,12 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from conftest import timed
 
 HUGE = os.environ.get("CAPFRONT_BENCH_HUGE") == "1"
 L, G = 33, 20
@@ -149,19 +150,16 @@ def test_dask_cluster_vs_single():
 
     path = table_path(N_DASK)
     rows = N_DASK * L * G
-    t = time.perf_counter()
-    single = cf.read(path, chunk_rows=CHUNK_ROWS)
-    t_single = time.perf_counter() - t
+    single, t_single = timed(cf.read, path, chunk_rows=CHUNK_ROWS)
     with (
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
         ) as cluster,
         distributed.Client(cluster),
     ):
-        t = time.perf_counter()
-        ddf = dd.read_parquet(path, split_row_groups=True)
-        clustered = cfd.from_dask(ddf)
-        t_dask = time.perf_counter() - t
+        clustered, t_dask = timed(
+            lambda: cfd.from_dask(dd.read_parquet(path, split_row_groups=True))
+        )
     print(
         f"\n{rows:,} rows: single process {t_single:.1f} s "
         f"({rows / t_single / 1e6:.1f} M rows/s); LocalCluster(2 workers) "

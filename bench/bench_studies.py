@@ -8,15 +8,13 @@ backends in one group. The whole default studies run only with
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 import capfront
 from capfront.studies import bias_decay, topic_entropy
+from conftest import LARGE
 
-LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
 DRAWS = (1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200)
 
 

@@ -1,10 +1,27 @@
-"""Benchmark session helpers: a header with the machine and size, and a summary of
-each group's timings as ratios to the group's NumPy path (the numbers that go into
-bench/README.md)."""
+"""The benchmark harness, shared by every ``bench_*.py`` file.
+
+- ``LARGE``: the one size switch (``CAPFRONT_BENCH_LARGE=1`` runs the sizes quoted in
+  bench/README.md; the default sizes run in seconds, as correctness checks in CI with
+  ``--benchmark-disable``).
+- :func:`run`: the one timing helper for pytest-benchmark (one plain call when
+  benchmarking is disabled).
+- :func:`timed`: wall time of one call, for benches that time by hand (subprocesses,
+  scaled runs).
+- :func:`alternative`: marks a benchmark as what a user would write instead of
+  capfront (NumPy one-liner, SciPy, moocore, paretoset, polars). Every benchmark
+  checks that its output agrees with capfront's.
+
+At the end of a run the summary prints, per group, capfront's time against the
+fastest alternative of the group (and against the group's NumPy reference path),
+with the load average (the box is shared: compare ratios from one run).
+"""
 
 from __future__ import annotations
 
 import os
+import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -13,43 +30,101 @@ import capfront
 LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
 
 
+def run(
+    benchmark: Any,
+    func: Callable[..., Any],
+    *args: Any,
+    rounds: int | None = None,
+    warmup: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """Time ``func(*args, **kwargs)`` and return its result.
+
+    ``rounds=None`` lets pytest-benchmark calibrate; otherwise ``rounds`` timed
+    calls of one iteration each, after one untimed call when ``warmup`` (numba
+    compiles on first use). The README quotes the min.
+    """
+    if benchmark.disabled:
+        return func(*args, **kwargs)
+    if rounds is None:
+        return benchmark(func, *args, **kwargs)
+    return benchmark.pedantic(
+        func,
+        args=args,
+        kwargs=kwargs,
+        rounds=rounds,
+        iterations=1,
+        warmup_rounds=1 if warmup else 0,
+    )
+
+
+def timed(func: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float]:
+    """``(func(*args, **kwargs), wall seconds)``."""
+    start = time.perf_counter()
+    out = func(*args, **kwargs)
+    return out, time.perf_counter() - start
+
+
+def alternative(benchmark: Any, name: str) -> None:
+    """Mark ``benchmark`` as the alternative ``name`` (e.g. ``"moocore"``)."""
+    benchmark.extra_info["alternative"] = name
+
+
+def _load() -> str:
+    try:
+        return " ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:  # pragma: no cover - not on every platform
+        return "n/a"
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     return (
         f"capfront backends: {', '.join(capfront.available_backends())}; "
         f"C++ threads: {capfront.get_num_threads()}; cores: {os.cpu_count()}; "
-        f"CAPFRONT_BENCH_LARGE={'1' if LARGE else '0'}"
+        f"CAPFRONT_BENCH_LARGE={'1' if LARGE else '0'}; load average {_load()}"
     )
 
 
-def _reference(benches: list) -> object | None:
-    for bench in benches:
-        if "numpy" in str(bench.param or bench.name):
-            return bench
-    return None
+def _label(bench: Any) -> str:
+    return str(bench.param or bench.name)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001
     session = getattr(config, "_benchmarksession", None)
     if session is None or session.disabled or not session.benchmarks:
         return
+    # bench files import this module as ``conftest``, which can register the
+    # hook a second time: print once
+    if getattr(config, "_capfront_summary_done", False):
+        return
+    config._capfront_summary_done = True  # type: ignore[attr-defined]
     groups: dict[str, list] = {}
     for bench in session.benchmarks:
         if bench.stats is not None and bench.stats.rounds:
             groups.setdefault(bench.group or "(no group)", []).append(bench)
-    lines = []
+    lines = [f"load average at the end: {_load()}"]
     for group, benches in groups.items():
-        ref = _reference(benches)
-        if ref is None:
+        alts = [b for b in benches if "alternative" in b.extra_info]
+        ours = [b for b in benches if "alternative" not in b.extra_info]
+        numpy = [b for b in ours if "numpy" in _label(b)]
+        refs = []
+        if alts:
+            best = min(alts, key=lambda b: b.stats.min)
+            refs.append((best.extra_info["alternative"], best.stats.min))
+        if numpy:
+            refs.append(("numpy path", numpy[0].stats.min))
+        if not refs:
             continue
-        lines.append(f"{group}: numpy path {ref.stats.min:.4g} s (min)")
-        for bench in sorted(benches, key=lambda b: b.stats.min):
-            if bench is ref:
-                continue
-            lines.append(
-                f"    {bench.param or bench.name:<24} {bench.stats.min:10.4g} s  "
-                f"{ref.stats.min / bench.stats.min:8.1f}x numpy"
+        lines.append(
+            f"{group}: "
+            + "; ".join(f"{name} {t:.4g} s" for name, t in refs)
+            + " (min times)"
+        )
+        for bench in sorted(ours, key=lambda b: b.stats.min):
+            ratios = "  ".join(
+                f"{t / bench.stats.min:8.2f}x {name}" for name, t in refs
             )
-    if lines:
-        terminalreporter.write_sep("-", "speed-up over the NumPy path (min times)")
-        for line in lines:
-            terminalreporter.write_line(line)
+            lines.append(f"    {_label(bench):<28} {bench.stats.min:10.4g} s  {ratios}")
+    terminalreporter.write_sep("-", "capfront against the best alternative")
+    for line in lines:
+        terminalreporter.write_line(line)

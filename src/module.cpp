@@ -18,4 +18,5 @@ PYBIND11_MODULE(_core, m) {
     register_bootstrap(m);
     register_debias(m);
     register_graded(m);
+    register_oracle(m);
 }

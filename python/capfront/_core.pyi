@@ -173,4 +173,21 @@ def frontier_vertices(
 ) -> npt.NDArray[np.float64]: ...
 
 # register_pareto.cpp
-def pareto_minima_3d(points: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]: ...
+def pareto_minima_3d(
+    points: npt.NDArray[np.float64],
+    maximize: tuple[bool, bool, bool] = (False, False, False),
+) -> npt.NDArray[np.int64]: ...
+
+# register_oracle.cpp
+def prehoc_oracle_rows(
+    successes: npt.NDArray[Any],
+    n_draws: npt.NDArray[Any] | None,
+    g_const: int,
+    cost_sum: npt.NDArray[np.float64] | None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...
+def union_oracle_rows(
+    successes: npt.NDArray[Any],
+    n_draws: npt.NDArray[Any] | None,
+    g_const: int,
+    cost_sum: npt.NDArray[np.float64] | None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]: ...

@@ -1,12 +1,14 @@
-"""Numba versions of the frontier and 3-D Pareto kernels, line-for-line ports of
-``cpp/include/capfront/{frontier,pareto3d}.hpp`` (same float operations in the same
-order, so the segments are identical to the C++ ones)."""
+"""Numba versions of the frontier kernels, line-for-line ports of
+``cpp/include/capfront/frontier.hpp`` (same float operations in the same order, so
+the segments are identical to the C++ ones). The 3-D Pareto port moved to
+``capfront._kernels.pareto3d`` (re-exported here)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ._jit import njit, prange
+from ._kernels.pareto3d import pareto_minima_3d_nb  # noqa: F401  (moved there)
 
 _BLOCK = 512  # prompts per parallel block
 
@@ -240,61 +242,6 @@ def hull_segments_posthoc_nb(
     return _hull_segments_nb(
         1, successes, n_draws, cell_cost, int(max_k), N, L * int(max_k)
     )
-
-
-@njit
-def pareto_minima_3d_nb(points):
-    """Sweep of pareto3d.hpp with the staircase in sorted arrays (binary search plus
-    a shift per insertion instead of a balanced tree)."""
-    M = points.shape[0]
-    order = np.arange(M)
-    for d in (2, 1, 0):  # lexicographic (x, y, z), ties by index: stable passes
-        order = order[np.argsort(points[order, d], kind="mergesort")]
-    sy = np.empty(M)
-    sz = np.empty(M)
-    size = 0
-    keep = np.empty(M, dtype=np.int64)
-    n_keep = 0
-    i = 0
-    while i < M:
-        r = order[i]
-        x = points[r, 0]
-        y = points[r, 1]
-        z = points[r, 2]
-        j = i + 1
-        while (
-            j < M
-            and points[order[j], 0] == x
-            and points[order[j], 1] == y
-            and points[order[j], 2] == z
-        ):
-            j += 1
-        # first staircase position with sy > y
-        pos = np.searchsorted(sy[:size], y, side="right")
-        dominated = pos > 0 and sz[pos - 1] <= z
-        if not dominated:
-            for t in range(i, j):
-                keep[n_keep] = order[t]
-                n_keep += 1
-            lo = np.searchsorted(sy[:size], y, side="left")
-            hi = lo
-            while hi < size and sz[hi] >= z:
-                hi += 1
-            # replace [lo, hi) by the single entry (y, z)
-            shift = 1 - (hi - lo)
-            if shift > 0:
-                for t in range(size - 1, hi - 1, -1):
-                    sy[t + shift] = sy[t]
-                    sz[t + shift] = sz[t]
-            elif shift < 0:
-                for t in range(hi, size):
-                    sy[t + shift] = sy[t]
-                    sz[t + shift] = sz[t]
-            sy[lo] = y
-            sz[lo] = z
-            size += shift
-        i = j
-    return np.sort(keep[:n_keep])
 
 
 @njit

@@ -96,37 +96,33 @@ def naive_oracle(
     (``on="common"``, the module's rule, so the oracle and the best single model
     refer to the same prompts; ``n_prompts`` says how many); ``on="all"`` averages
     over every prompt, each prompt's max over the models that ran it. ``choice``
-    is per averaged prompt. ``backend`` is accepted (and checked) for a uniform
-    API: these means run no compiled kernel.
+    is per averaged prompt. ``prehoc`` and ``union`` run a fused per-prompt kernel
+    (``backend``: ``cpp``, ``numba`` or ``numpy``, default the fastest; the
+    results are bit-identical).
     """
+    from ._kernels import dispatch
+
     results = EvalResults._require(results, "naive_oracle")
     resolve_backend(backend)
     if kind not in ORACLE_KINDS:
         raise ValueError(f"unknown oracle kind {kind!r}; use one of {ORACLE_KINDS}")
     results = on_common_prompts(results, on)
-    obs = results.observed
-    cost = results.mean_cost
-    rows = np.arange(results.n_prompts)
+    st = results.stats
+    nan = float("nan")
     if kind == "prehoc":
-        choice = prehoc_choice(results)
-        value = float(results.p_hat[rows, choice].mean())
-        c = float(cost[rows, choice].mean()) if cost is not None else float("nan")
-        return OracleResult(kind, value, c, choice, results.n_prompts)
+        run = dispatch("naive_oracle_rows", backend)
+        choice, value, cost = run(st.successes, st.n_draws, st.cost_sum)
+        c = float(cost.mean()) if cost is not None else nan
+        return OracleResult(kind, float(value.mean()), c, choice, results.n_prompts)
     if kind == "posthoc":
         value = float(np.nanmax(results.max_score, axis=1).mean())
-        c = (
-            float(results.stats.cost_sum.sum(axis=1).mean())
-            if cost is not None
-            else float("nan")
-        )
+        c = float(st.cost_sum.sum(axis=1).mean()) if st.cost_sum is not None else nan
         return OracleResult(kind, value, c, None, results.n_prompts)
     results.require_binary("the union oracle")
-    miss = np.where(obs, 1.0 - results.p_hat, 1.0).prod(axis=1)
-    c = (
-        float(np.where(obs, cost, 0.0).sum(axis=1).mean())
-        if cost is not None
-        else (float("nan"))
+    miss, cost = dispatch("union_oracle_rows", backend)(
+        st.successes, st.n_draws, st.cost_sum
     )
+    c = float(cost.mean()) if cost is not None else nan
     return OracleResult(kind, float((1.0 - miss).mean()), c, None, results.n_prompts)
 
 
