@@ -384,7 +384,7 @@ def test_subsample_curve_at_G_is_the_naive_oracle(case, layout):
     if G.shape[1] == 1:
         G[0, 0], S[0, 0] = g, 0  # ... but every prompt needs a model
     res = cf.EvalResults.from_counts(S, G)
-    oracle = cf.naive_oracle(res, "prehoc").value
+    oracle = cf.naive_oracle(res, "prehoc", on="all").value
     want = np.nanmean(np.nanmax(res.p_hat, axis=1))
     assert oracle == pytest.approx(want, abs=1e-15)
     for backend in cf.available_backends():
