@@ -68,11 +68,13 @@ class EvalResults:
         self.models = labels(
             models if models is not None else stats.models, L, "models", "model_"
         )
-        self.prompts = labels(
-            prompts if prompts is not None else stats.prompts, N, "prompts", ""
-        )
+        given = prompts if prompts is not None else stats.prompts
+        # default labels "0".."N-1" are unique by construction and built on first
+        # use (N Python strings and a string np.unique cost 0.4 s at N = 400,000)
+        self._prompts = None if given is None else labels(given, N, "prompts")
         unique_labels(self.models, "models")
-        unique_labels(self.prompts, "prompts")
+        if self._prompts is not None:
+            unique_labels(self._prompts, "prompts")
         self.benchmark = labels(benchmark, N, "benchmark")
         self.topic = labels(topic, N, "topic")
         self.is_binary = stats.is_binary if is_binary is None else bool(is_binary)
@@ -92,6 +94,19 @@ class EvalResults:
                 f"prompt(s) {[self.prompts[i] for i in bad]} have no result for "
                 "any model"
             )
+
+    @property
+    def prompts(self) -> np.ndarray:
+        """Prompt labels (``"0".."N-1"`` when none were given, built on first use)."""
+        if self._prompts is None:
+            self._prompts = labels(None, self.n_prompts, "prompts", "")
+        return self._prompts
+
+    @prompts.setter
+    def prompts(self, values: Sequence[object] | np.ndarray) -> None:
+        arr = labels(values, self.n_prompts, "prompts")
+        unique_labels(arr, "prompts")
+        self._prompts = arr
 
     # ------------------------------------------------------------------ builders
     @classmethod
