@@ -1,4 +1,4 @@
-"""Debiased oracle (SPEC 4): every method of ``debiased_oracle`` and the audit, C++
+"""Debiased oracle (design §4): every method of ``debiased_oracle`` and the audit, C++
 against the NumPy reference path (and Numba), one group per method.
 
 Default size N = 2,000 prompts, L = 8 models, G = 10 (seconds; CI runs it with

@@ -3,7 +3,7 @@
 Everything here loops in plain Python over cells, draws or outcomes, and uses exact
 arithmetic (``fractions.Fraction``, ``math.comb``) or ``mpmath`` at 50 digits where
 the kernels claim to be exact. Never vectorised, never clever: these are the
-definitions of SPEC 1-3 written out.
+definitions of design §1-3 written out.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def _sum(values: list[float]) -> float:
 
 
 def suffstats(scores, mask=None, cost=None, latency=None) -> dict:
-    """Per-cell sums by a triple loop (SPEC 1). ``scores`` is ``(N, L, G)``."""
+    """Per-cell sums by a triple loop (design §1). ``scores`` is ``(N, L, G)``."""
     x = np.asarray(scores)
     N, L, G = x.shape
     out = {
@@ -106,7 +106,7 @@ def expected_max_enumerate(p, n_draws, dps: int = 40) -> float:
 
 def expected_max_mp(p, n_draws, dps: int = 50) -> float:
     """``E[max_l Y_l / G_l]`` at ``dps`` digits: ``E[M] = sum_v (v - v_prev) P(M >=
-    v)`` over the sorted union of the grids ``j / G_l`` (SPEC 3), with every binomial
+    v)`` over the sorted union of the grids ``j / G_l`` (design §3), with every binomial
     CDF summed term by term from exact binomial coefficients."""
     with mpmath.workdps(dps):
         gs = [int(g) for g in np.broadcast_to(n_draws, np.shape(p))]
@@ -144,7 +144,7 @@ def _hypergeom_dist(G: int, S: int, g: int) -> list[Fraction]:
 
 def subsample_value_enumerate(S_row, G_row, g: int) -> Fraction:
     """One prompt's ``E[max_l X_l / g]`` by listing every subset of every model's
-    draws (tiny G only): the literal definition of SPEC 3."""
+    draws (tiny G only): the literal definition of design §3."""
     dists = []
     for s, G in zip(S_row, G_row, strict=True):
         if G <= 0:
@@ -205,7 +205,7 @@ def pass_at_k(n: int, c: int, k: int) -> Fraction:
 
 
 def prehoc_oracle(p_hat, cost=None) -> tuple[float, float, list[int]]:
-    """SPEC 2: per prompt the best observed ``p_hat``; ties to the cheapest model,
+    """design §2: per prompt the best observed ``p_hat``; ties to the cheapest model,
     then the first. ``p_hat`` has NaN where a model was not run."""
     value, spent, choice = [], [], []
     for n in range(p_hat.shape[0]):

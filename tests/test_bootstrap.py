@@ -330,7 +330,7 @@ def test_stratified_tiny_strata():
 # --------------------------------------------------------------------------- two-level
 def test_two_level_replicate_mean():
     """Two-level replicates average mean_n E[max_l Bin(G, p_hat_nl) / G], the
-    parametric bootstrap's expectation (SPEC 4c), not the plug-in value."""
+    parametric bootstrap's expectation (design §4c), not the plug-in value."""
     res = _small(seed=8, n=300)
     B = 800
     two = bootstrap(

@@ -1,4 +1,4 @@
-"""Debiased oracle estimators (SPEC 4): known cases, invariances, backends, the
+"""Debiased oracle estimators (design §4): known cases, invariances, backends, the
 decomposition contract, bad input."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The exact frontier (SPEC 6): brute-force lambda sweeps, oracles, backends, edges."""
+"""The exact frontier (design §6): brute-force lambda sweeps, oracles, backends,
+edges."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Router-gap decomposition (SPEC 5, seed 003)."""
+"""Router-gap decomposition (design §5)."""
 
 from __future__ import annotations
 

@@ -338,6 +338,9 @@ def test_no_internal_labels(sim_report, one_draw_report, no_cost_report):
         text = rendered(rep)
         assert not INTERNAL.search(text), INTERNAL.search(text)
     # pass-through messages from other modules are cleaned too
+    assert plain("bootstrap bias correction (design §4c) is used") == (
+        "bootstrap bias correction is used"
+    )
     assert plain("bootstrap bias correction (SPEC 4c) is used") == (
         "bootstrap bias correction is used"
     )

@@ -479,7 +479,8 @@ def test_simulate_naive_oracle_is_biased_upward():
     for seed in range(5):
         res = cf.simulate(400, 8, 5, n_topics=4, specialisation=0.5, seed=seed)
         gaps.append(cf.naive_oracle(res, "prehoc").value - res.true_oracle)
-    # SPEC 9: +0.4 to +14 points at G = 5..20 (largest for similar models)
+    # measured before capfront: +0.4 to +14 points at G = 5..20 (largest for
+    # similar models)
     assert np.mean(gaps) > 0.02
     assert min(gaps) > 0
     # and the bias shrinks with more draws

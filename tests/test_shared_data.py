@@ -32,7 +32,8 @@ def test_evalperf_counts(evalperf):
     want = evalperf.groupby("model").pass_at_1.mean()
     got = cf.single_models(res)["accuracy"]
     np.testing.assert_allclose(got.sort_index(), want.sort_index(), rtol=1e-13)
-    # SPEC 9: the 31 models with 100 draws: best single 0.886, naive oracle 0.989
+    # measured before capfront: the 31 models with 100 draws: best single 0.886,
+    # naive oracle 0.989
     # at g = 100, 0.992 at g = 10, 0.998 at g = 1
     full = cf.from_count_frame(evalperf[evalperf.n_samples == 100])
     assert full.n_models == 31 and full.min_draws == 100

@@ -8,6 +8,8 @@ G generations]``.
 (PEP 562 module ``__getattr__``), so a command-line call or a worker process pays
 for NumPy, pandas, SciPy and Numba only when it needs them. ``__init__.pyi`` lists
 the same names for type checkers (a test keeps the two in step).
+
+Docstrings cite the formulas of ``docs/design.md`` as "design §n".
 """
 
 from __future__ import annotations

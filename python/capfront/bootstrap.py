@@ -1,4 +1,4 @@
-"""Streaming bootstrap intervals for every capfront estimate (SPEC 7).
+"""Streaming bootstrap intervals for every capfront estimate (design §7).
 
 ``capfront.bootstrap(results, statistic, ...)`` resamples prompts with replacement
 (optionally within strata, optionally two-level) and returns percentile, BCa or
@@ -1195,7 +1195,7 @@ def bootstrap(
     keep_replicates: bool = False,
     backend: str | None = None,
 ) -> BootstrapResult:
-    """Bootstrap confidence interval of a statistic over prompts (SPEC 7).
+    """Bootstrap confidence interval of a statistic over prompts (design §7).
 
     Replicate ``b`` draws ``N`` prompts with replacement (multinomial counts
     ``c_n``, within each stratum when ``stratify`` is set) from the Philox4x32-10

@@ -158,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser(
         "simulate",
         help="write a synthetic data set with its truth",
-        description="Write a synthetic evaluation (SPEC 8) with each "
+        description="Write a synthetic evaluation (design §8) with each "
         "cell's true success probability (truth_p).",
     )
     sim.add_argument("--prompts", type=int, default=1000, metavar="N")

@@ -1,4 +1,4 @@
-"""Expected maxima of binomial proportions and the exact subsample curve (SPEC 3),
+"""Expected maxima of binomial proportions and the exact subsample curve (design §3),
 and the unbiased pass@k."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def expected_max_binomial(
     """Expected maximum of independent binomial proportions.
 
     ``E[max_l Y_l / G] = (1/G) sum_{k=1..G} [1 - prod_l F(k-1; G, p_l)]`` with
-    ``Y_l ~ Bin(G, p_l)`` (SPEC 3; the paper's eq. 10 is the equal-``p`` case).
+    ``Y_l ~ Bin(G, p_l)`` (design §3; the paper's eq. 10 is the equal-``p`` case).
 
     Parameters
     ----------
@@ -213,7 +213,7 @@ def subsample_curve(
 
     ``O_biased(g) = mean_n (1/g) sum_{k=1..g} [1 - prod_l P(X_nl <= k-1)]`` with
     ``X_nl ~ Hypergeom(G_nl, S_nl, g)``: the average over *all* size-``g`` subsets of
-    each cell's draws (SPEC 3). ``subsample_curve(S, G, [G])`` is the naive oracle
+    each cell's draws (design §3). ``subsample_curve(S, G, [G])`` is the naive oracle
     ``mean_n max_l S/G``.
 
     Parameters

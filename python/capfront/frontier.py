@@ -1,5 +1,5 @@
 """The exact capability frontier: cost-quality boundary of all (randomised) oracle
-routing policies, by the per-prompt hull merge of SPEC 6, and the matched-cost
+routing policies, by the per-prompt hull merge of design §6, and the matched-cost
 comparisons with the best single model.
 
 Options per prompt ``n``:
@@ -265,7 +265,8 @@ def hull_segments(
     *,
     backend: str | None = None,
 ) -> HullSegments:
-    """Per-prompt upper-left hulls of the options, merged by slope (SPEC 6 steps 1-2).
+    """Per-prompt upper-left hulls of the options, merged by slope (design §6,
+    steps 1-2).
 
     Parameters
     ----------
@@ -424,7 +425,7 @@ def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
     if fn is not None:  # the debiasing module's own per-cell estimates, if it has them
         arr = np.array(fn(results, quality), dtype=np.float64)
     elif quality == "pgm" and hasattr(debias, "debiased_oracle"):
-        # posterior means E_post[p[n, l]] of the latent model (SPEC 4b): the
+        # posterior means E_post[p[n, l]] of the latent model (design §4b): the
         # frontier's top is then mean_n max_l E_post[p[n, l]]
         fit = debias.debiased_oracle(results, "pgm")
         arr = np.array(fit.diagnostics["posterior_mean_p"], dtype=np.float64)
@@ -513,7 +514,7 @@ def frontier_options(
     quality: str | np.ndarray = "naive",
     cost: str | np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every prompt's routing options as dense arrays (SPEC 6).
+    """Every prompt's routing options as dense arrays (design §6).
 
     Parameters
     ----------
@@ -717,7 +718,7 @@ def frontier_aiq(vertices: np.ndarray) -> float:
 def frontier_metrics(
     vertices: np.ndarray, best_cost: float, best_accuracy: float
 ) -> dict[str, float]:
-    """Matched-cost comparison of a frontier with a single model (SPEC 6).
+    """Matched-cost comparison of a frontier with a single model (design §6).
 
     - ``error_reduction = (err_best - err_frontier(C_best)) / err_best``, with
       ``err = 1 - accuracy`` (NaN when ``err_best == 0``);
@@ -799,7 +800,7 @@ class PolicyAt(ResultProtocol):
 # --------------------------------------------------------------------------- Frontier
 @dataclass
 class Frontier(ResultProtocol):
-    """The exact cost-quality frontier (SPEC 6). Build with :func:`frontier`.
+    """The exact cost-quality frontier (design §6). Build with :func:`frontier`.
 
     Attributes
     ----------
@@ -1445,7 +1446,7 @@ def frontier(
     backend: str | None = None,
     cost: str | np.ndarray | None = None,
 ) -> Frontier:
-    """The exact cost-quality frontier of oracle routing (SPEC 6).
+    """The exact cost-quality frontier of oracle routing (design §6).
 
     Per prompt, the upper-left convex hull of its options; all hull segments sorted by
     slope (quality gained per cost) descending; every prompt starts at its cheapest
@@ -1460,7 +1461,7 @@ def frontier(
         ``k`` times the cell's mean cost).
     quality : ``"naive"``, ``"pgm"`` or (N, L) array
         Per-cell quality of one generation: ``p_hat``, the latent model's posterior
-        means ``E_post[p[n, l]]`` (SPEC 4b; binary counts), or given estimates.
+        means ``E_post[p[n, l]]`` (design §4b; binary counts), or given estimates.
     max_k : int, optional
         Largest ``k`` for posthoc (default: the most draws of any cell).
     benchmark : label or (N,) labels, optional

@@ -1,5 +1,5 @@
 """3-D Pareto maxima in ``O(M log M)`` and the (quality, cost, latency) frontier of
-routing policies (SPEC 6, "Latency")."""
+routing policies (design §6, "Latency")."""
 
 from __future__ import annotations
 
@@ -327,7 +327,7 @@ def latency_frontier(
     tol: float = 1e-10,
     backend: str | None = None,
 ) -> LatencyFrontier:
-    """(quality, cost, latency) frontier of routing policies (SPEC 6, "Latency").
+    """(quality, cost, latency) frontier of routing policies (design §6, "Latency").
 
     A deterministic policy picks one option per prompt (a model, or with
     ``posthoc`` a model's best-of-k run in parallel, waiting for the slowest of the

@@ -94,6 +94,8 @@ def pct(x: Any, digits: int = 1) -> str:
 
 _INTERNAL = [
     (re.compile(r"\s*\((?:SPEC|seed)\s+[\w.\- ,]+\)"), ""),
+    # the docstrings' "(design §4c)" cites docs/design.md: not for the report
+    (re.compile(r"\s*\(design §\d+[a-f]?\)"), ""),
     (re.compile(r"\b(?:SPEC|seed)\s+\d+[a-z]?(?:\s*[-,]\s*\d+[a-z]?)*\b,?\s*"), ""),
     (re.compile(r"cluster-robust SE over (\d+) clusters"), "__CLUSTERS__\\1"),
 ]

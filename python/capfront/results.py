@@ -1,5 +1,5 @@
 """``EvalResults``: evaluation results of L models on N prompts with G generations,
-held as per-cell sufficient statistics (SPEC 1)."""
+held as per-cell sufficient statistics (design §1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Synthetic workloads with known truth (SPEC 8)."""
+"""Synthetic workloads with known truth (design §8)."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def simulate(
     then rank models by ``model_skill.mean(axis=1)``.
 
     ``cell_sd > 0`` adds a model-by-prompt aptitude ``u[n, l] ~ N(0, cell_sd^2)`` to
-    ``logit q`` (SPEC 4b's cell effect), so the best model varies between prompts of
+    ``logit q`` (design §4b's cell effect), so the best model varies between prompts of
     one topic too.
 
     ``draw_correlation = rho_d > 0`` correlates the draws *across models* (Gaussian

@@ -1,4 +1,4 @@
-"""Per-cell sufficient statistics of an ``(N, L, G)`` evaluation tensor (SPEC 1).
+"""Per-cell sufficient statistics of an ``(N, L, G)`` evaluation tensor (design §1).
 
 For every (prompt n, model l) cell, over its valid generations g:
 ``successes = sum_g phi``, ``sum_sq = sum_g phi^2``, ``n_draws = #g``,

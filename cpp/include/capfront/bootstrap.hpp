@@ -1,4 +1,4 @@
-// Streaming bootstrap over prompts for mean-decomposable statistics (SPEC 7).
+// Streaming bootstrap over prompts for mean-decomposable statistics (design §7).
 //
 // A statistic is decomposed into per-prompt columns V[n, k] and a finalize step on
 // the weighted column means. Python encodes every column as integers,

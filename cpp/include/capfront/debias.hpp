@@ -1,4 +1,4 @@
-// Kernels of the debiased oracle (SPEC 4): per-prompt subsample curves, the exact
+// Kernels of the debiased oracle (design §4): per-prompt subsample curves, the exact
 // expected cross-fit oracle, and the E-step / posterior expected maximum of the
 // latent-difficulty model. Pure C++17, no Python headers.
 //
@@ -100,7 +100,7 @@ class HypergeomCdfTables {
     std::vector<double> cdf_;
 };
 
-// out[n * n_sizes + j] = O_biased(sizes[j]) for prompt n alone (SPEC 3):
+// out[n * n_sizes + j] = O_biased(sizes[j]) for prompt n alone (design §3):
 // (1/g) sum_{a < g} (1 - prod_l P(X_l <= a)), X_l ~ Hypergeom(G_l, S_l, g).
 // Cost O(N L sum_j g_j) multiplies plus the CDF tables; memory: the output.
 inline void subsample_curve_rows(const std::int64_t* successes, const std::int64_t* n_draws,
@@ -308,7 +308,7 @@ inline void crossfit_rows(const std::int64_t* successes, const std::int64_t* n_d
 }
 
 // ---------------------------------------------------------------------------------
-// Latent-difficulty model (SPEC 4b). Prompt difficulty d_n lives on a grid D_j
+// Latent-difficulty model (design §4b). Prompt difficulty d_n lives on a grid D_j
 // (j < J) with prior weights w_j; the per-cell log marginal likelihood
 // log h(S_nl | G_nl, theta[l, k(n)] - D_j) is tabulated by the caller as
 // T[((l * K + k) * R + row) * J + j], row = the cell's (G, S) table row.
@@ -564,7 +564,7 @@ inline void pgm_mstep_scores_window(const double* C, const double* logh, const s
     });
 }
 
-// Posterior expected maximum per prompt (SPEC 4b). Given the difficulty D_j, the
+// Posterior expected maximum per prompt (design §4b). Given the difficulty D_j, the
 // cells of prompt n are independent; cell (l, row) has linear predictor
 // eta = theta[l, k] - D_j (exact, no grid interpolation) and the posterior of
 // t = logit p on the grid t_i (step dt) is

@@ -1,4 +1,4 @@
-// Expected maxima of independent binomial and hypergeometric proportions (SPEC 3).
+// Expected maxima of independent binomial and hypergeometric proportions (design §3).
 //
 // Binomial:  E[max_l Y_l / G] = (1/G) sum_{k=1..G} [1 - prod_l F(k-1; G, p_l)],
 //            Y_l ~ Bin(G, p_l) independent.

@@ -1,4 +1,4 @@
-// The exact cost-quality frontier by the per-prompt hull merge (SPEC 6).
+// The exact cost-quality frontier by the per-prompt hull merge (design §6).
 //
 // Per prompt n there are M options j with (cost c[n,j], quality q[n,j]); a non-finite
 // cost or quality marks an unavailable option. A routing policy picks one option per

@@ -1,4 +1,4 @@
-// Seeded Monte Carlo subsample estimators for graded (real-valued) scores (SPEC 4a,
+// Seeded Monte Carlo subsample estimators for graded (real-valued) scores (design §4a,
 // 4d, 4e). With real-valued scores the per-cell sums are not sufficient, so the exact
 // hypergeometric expectations of the binary path are replaced by an average over
 // n_splits random orderings of each cell's valid draws.

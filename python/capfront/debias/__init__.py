@@ -1,6 +1,6 @@
-"""Debiased estimates of the oracle ``O_true = mean_n max_l p[n, l]`` (SPEC 4), the
-audit that says which estimate to trust (SPEC 4f) and the router-gap decomposition
-of seed 003 (SPEC 5).
+"""Debiased estimates of the oracle ``O_true = mean_n max_l p[n, l]`` (design §4), the
+audit that says which estimate to trust (design §4f) and the router-gap decomposition
+of the routing-gap paper (design §5).
 
 Public entry points: :func:`debiased_oracle`, :func:`audit`, :func:`bias_curve`,
 :func:`gap_decomposition`; :func:`decomposition` is the contract with the prompt
@@ -234,14 +234,14 @@ def debiased_oracle(
     ci_target: str = "prompts",
     **options: Any,
 ) -> DebiasResult:
-    """Estimate the true oracle ``O_true = mean_n max_l p[n, l]`` (SPEC 4).
+    """Estimate the true oracle ``O_true = mean_n max_l p[n, l]`` (design §4).
 
     Parameters
     ----------
     results : EvalResults
     method : str
         - ``"pgm"`` (default): latent difficulty/topic/aptitude model fitted by
-          empirical Bayes, ``mean_n E_post[max_l p]`` (SPEC 4b; our design, see
+          empirical Bayes, ``mean_n E_post[max_l p]`` (design §4b; our design, see
           :mod:`capfront.debias.latent`), with latent prompt classes
           (:mod:`capfront.debias.classes`): ``latent_classes="auto"`` (default:
           chosen by BIC from 1, 2, 4, 8) or an int (``1``: the one-class model).
@@ -249,14 +249,14 @@ def debiased_oracle(
           (fix the cell-effect scale), ``use_topics`` (default True: use
           ``results.topic``; the classes are then found within each topic).
         - ``"extrapolation"``: ``O_inf`` of ``O_biased(g) = O_inf + a g^-lam`` fitted
-          to the exact subsample curve (SPEC 4a); options ``lam`` (fix it; free in
+          to the exact subsample curve (design §4a); options ``lam`` (fix it; free in
           [0.1, 1.5] otherwise), ``fit_from``. Needs ``G >= 4``.
         - ``"bootstrap_bc"``: ``2 O_biased - mean_n E[max_l Y_l / G | p_hat]``,
-          exact binomial kernel (SPEC 4c); ``"double_bc"``: the iterated version
+          exact binomial kernel (design §4c); ``"double_bc"``: the iterated version
           ``3 O_biased - 3 E1 + E2``.
         - ``"crossfit"``: select on half the draws, score on the other half, both
-          ways, exact expectation over random splits (SPEC 4d; biased downward).
-        - ``"jackknife"``: generalised jackknife over generations (SPEC 4e).
+          ways, exact expectation over random splits (design §4d; biased downward).
+        - ``"jackknife"``: generalised jackknife over generations (design §4e).
         - ``"naive"``: ``mean_n max_l p_hat`` (paper eq. 5), for comparison.
 
         Graded (non-0/1) scores: ``crossfit``, ``extrapolation`` and ``jackknife``
@@ -397,7 +397,7 @@ def bias_curve(
 ) -> dict[str, Any]:
     """The naive oracle against the number of draws ``g`` and its fitted decay.
 
-    ``O_biased(g)`` for ``g = 1..G`` (exact subsample curve, SPEC 3) and the fit
+    ``O_biased(g)`` for ``g = 1..G`` (exact subsample curve, design §3) and the fit
     ``O_biased(g) = O_inf + a g^-lam`` on the upper half (``lam`` free unless given).
     Returns a dict: ``sizes``, ``curve``, ``o_inf``, ``amplitude``, ``lam``, ``bias``
     (``curve - o_inf``), ``naive``.

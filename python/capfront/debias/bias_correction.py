@@ -1,4 +1,4 @@
-"""Naive plug-in oracle and the parametric-bootstrap bias correction (SPEC 4c)."""
+"""Naive plug-in oracle and the parametric-bootstrap bias correction (design §4c)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def bootstrap_bc_decomposition(
 ) -> Decomposition:
     """Per prompt ``2 max_l p_hat - E[max_l Y_l / G_l | p = p_hat]``,
     ``Y_l ~ Bin(G_l, p_hat_l)``, the exact expectation of the parametric bootstrap
-    (SPEC 4c): ``O_bc = 2 O_biased - mean_n E[max | p_hat]``."""
+    (design §4c): ``O_bc = 2 O_biased - mean_n E[max | p_hat]``."""
     naive = naive_rows(S, G)
     p_hat = np.where(G > 0, S / np.maximum(G, 1), 0.0)
     e1 = np.asarray(expected_max_binomial(p_hat, G, backend=backend), dtype=np.float64)

@@ -1,4 +1,4 @@
-"""Cross-fitting (SPEC 4d): select on half the draws, score on the other half.
+"""Cross-fitting (design §4d): select on half the draws, score on the other half.
 
 With counts only, which draws fall in a half is not recorded, so capfront returns the
 exact expectation over uniformly random splits: per cell the selection half holds
@@ -83,7 +83,7 @@ def crossfit_decomposition(
     S: np.ndarray, G: np.ndarray, *, backend: str | None = None
 ) -> Decomposition:
     """``O_cf = mean_n E[p_hat_B[n, argmax_l p_hat_A[n, l]]]`` over random halves
-    ``A``, ``B`` (SPEC 4d). Biased downward: a conservative lower bound of
+    ``A``, ``B`` (design §4d). Biased downward: a conservative lower bound of
     ``O_true``."""
     require_min_draws(G, 2, "crossfit")
     values = crossfit_rows(S, G, backend)[:, None]

@@ -1,8 +1,8 @@
-"""Extrapolation of the subsample curve (SPEC 4a) and the jackknife over generations
-(SPEC 4e).
+"""Extrapolation of the subsample curve (design §4a) and the jackknife over generations
+(design §4e).
 
 ``O_biased(g)`` is the exact expected naive oracle on size-``g`` subsets of each
-cell's draws (SPEC 3). Fitting ``O_biased(g) = O_inf + a g^-lam`` and reading off
+cell's draws (design §3). Fitting ``O_biased(g) = O_inf + a g^-lam`` and reading off
 ``O_inf`` removes the bias if the decay law holds beyond the observed ``g``.
 """
 
@@ -99,7 +99,7 @@ def extrapolation_decomposition(
     fit_from: int | None = None,
     backend: str | None = None,
 ) -> Decomposition:
-    """``O_inf`` of the fit ``O_biased(g) = O_inf + a g^-lam`` (SPEC 4a) on
+    """``O_inf`` of the fit ``O_biased(g) = O_inf + a g^-lam`` (design §4a) on
     ``g = fit_from..G``; ``lam`` free in ``[0.1, 1.5]`` unless given."""
     require_min_draws(G, 4, "extrapolation (fitting O_inf + a g^-lam)")
     if lam is not None:

@@ -1,4 +1,4 @@
-"""How much of the router-to-oracle gap is real (SPEC 5, seed 003)."""
+"""How much of the router-to-oracle gap is real (design §5)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ MIN_DRAWS_FOR_BOUNDS = 20
 
 @dataclass
 class GapDecomposition(ResultProtocol):
-    """``R <= O_repro <= O_exp`` with ``Delta = O_exp - O_repro`` (seed 003).
+    """``R <= O_repro <= O_exp`` with ``Delta = O_exp - O_repro`` (design §5).
 
     Attributes
     ----------
@@ -127,7 +127,7 @@ def gap_decomposition(
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> GapDecomposition:
-    """Decompose the router-to-oracle gap (SPEC 5): ``O_exp = O_repro + Delta``.
+    """Decompose the router-to-oracle gap (design §5): ``O_exp = O_repro + Delta``.
 
     ``O_exp = mean_n [1 - prod_l (1 - p[n, l])]`` (estimated without bias by the
     product of ``1 - p_hat``), ``O_repro = mean_n max_l p[n, l]`` bracketed by the

@@ -239,7 +239,7 @@ def graded_crossfit_rows(
     ``g`` in ``{floor(gmin/2), ceil(gmin/2)}`` (``gmin``: the prompt's fewest draws
     of an observed cell), select ``l* = argmax_l mean(first g draws)`` and score
     ``mean(the other draws of l*)`` (ties share the value); average over the two
-    ``g`` and the splits (SPEC 4d).
+    ``g`` and the splits (design §4d).
 
     Parameters
     ----------
@@ -278,7 +278,7 @@ def graded_curve_rows(
 ) -> np.ndarray:
     """Monte Carlo subsample curve per prompt, ``(N, len(sizes))``:
     ``mean over splits of max_l mean(first g draws of cell (n, l))`` for each size
-    ``g`` (the graded analogue of the exact curve of SPEC 3). Sizes must lie in
+    ``g`` (the graded analogue of the exact curve of design §3). Sizes must lie in
     ``1..`` the fewest valid draws of an observed cell. Other arguments as in
     :func:`graded_crossfit_rows`."""
     scores, valid, pk, mk, n_splits, seed, count = _check(
@@ -321,7 +321,7 @@ def crossfit_graded(
     seed: int = 0,
     backend: str | None = None,
 ) -> Decomposition:
-    """Monte Carlo cross-fit oracle on graded scores (SPEC 4d): per prompt
+    """Monte Carlo cross-fit oracle on graded scores (design §4d): per prompt
     :func:`graded_crossfit_rows` with streams keyed by the prompt and model labels;
     ``finalize`` is the mean over prompts."""
     scores, valid, pk, mk = _raw(results, "crossfit")
@@ -374,7 +374,7 @@ def extrapolation_graded(
     backend: str | None = None,
 ) -> Decomposition:
     """``O_inf`` of ``O_biased(g) = O_inf + a g^-lam`` fitted to the Monte Carlo
-    subsample curve (SPEC 4a); needs ``G >= 4``."""
+    subsample curve (design §4a); needs ``G >= 4``."""
     gmin = results.min_draws
     if gmin < 4:
         raise ValueError(
@@ -398,7 +398,7 @@ def jackknife_graded(
     seed: int = 0,
     backend: str | None = None,
 ) -> Decomposition:
-    """Generalised jackknife over generations on the Monte Carlo curve (SPEC 4e):
+    """Generalised jackknife over generations on the Monte Carlo curve (design §4e):
     ``(G^lam O(G) - (G-1)^lam O(G-1)) / (G^lam - (G-1)^lam)``."""
     g = results.min_draws
     if g < 2:

@@ -1,4 +1,4 @@
-"""The latent difficulty / topic / aptitude model (SPEC 4b, our design).
+"""The latent difficulty / topic / aptitude model (design §4b, our design).
 
 ``logit q[n, l] = theta[l, topic(n)] - d[n]``; the cell's success probability
 ``p[n, l]`` scatters around ``q`` by a cell effect: ``logit p = logit q + u``,

@@ -13,7 +13,7 @@ from .._protocol import ResultProtocol, plain
 
 @dataclass
 class DebiasResult(ResultProtocol):
-    """A debiased estimate of ``O_true = mean_n max_l p[n, l]`` (SPEC 4).
+    """A debiased estimate of ``O_true = mean_n max_l p[n, l]`` (design §4).
 
     Attributes
     ----------

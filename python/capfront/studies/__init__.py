@@ -1,4 +1,4 @@
-"""Simulation studies that check the seed paper's claims (SPEC 8).
+"""Simulation studies that check the seed paper's claims (design §8).
 
 - :func:`bias_decay`: the naive oracle's bias against the number of draws ``G``, the
   fitted decay exponent ``lambda`` and the Gaussian approximation beside it.

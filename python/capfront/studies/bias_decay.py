@@ -1,5 +1,5 @@
 """Bias-decay study: the naive oracle's bias against the number of draws ``G``
-(SPEC 8; the paper's section 4.2 and contribution 3)."""
+(design §8; the paper's section 4.2 and contribution 3)."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def _expected_gauss_max(n_models: int) -> float:
 
 def _exact_curve(res, draws: np.ndarray) -> tuple[np.ndarray, float, float]:  # noqa: ANN001
     """Exact ``E[O_biased(G)] = mean_n E[max_l Bin(G, p_nl) / G]`` for each ``G``
-    (SPEC 3, independent draws), ``O_true`` and ``sigma = mean sqrt(p (1 - p))``."""
+    (design §3, independent draws), ``O_true`` and ``sigma = mean sqrt(p (1 - p))``."""
     p = res.truth_p
     sigma = float(np.sqrt(p * (1.0 - p)).mean())
     curve = np.array([expected_max_binomial(p, int(g)).mean() for g in draws])
@@ -230,14 +230,15 @@ def bias_decay(
 ) -> BiasDecayResult:
     """How the naive oracle's bias decays with the number of draws ``G``.
 
-    For ``n_reps`` simulated workloads per scenario (:func:`capfront.simulate`, SPEC 8)
+    For ``n_reps`` simulated workloads per scenario (:func:`capfront.simulate`,
+    design §8)
     the bias of the naive oracle ``O_biased = mean_n max_l p_hat[n, l]`` (paper eq. 5)
     against the truth ``O_true = mean_n max_l p[n, l]`` (eq. 4) is computed *exactly*
     for every ``G`` in ``draws``:
 
         ``E[O_biased(G)] = mean_n (1/G) sum_{k=1..G} [1 - prod_l F(k-1; G, p_nl)]``
 
-    (SPEC 3, :func:`capfront.expected_max_binomial`; no Monte Carlo). The decay law
+    (design §3, :func:`capfront.expected_max_binomial`; no Monte Carlo). The decay law
     ``bias(G) = a G^-lambda`` is fitted by least squares on ``log bias`` against
     ``log G`` over each window of ``fit_windows`` for the mean curve over reps, with a
     95% percentile interval from ``n_boot`` bootstrap resamples of the reps. Beside it:

@@ -36,7 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     study = subparsers.add_parser(
         "study",
         help="simulation studies of the paper's claims (bias decay, entropy)",
-        description="Simulation studies with known truth (SPEC 8): write tables "
+        description="Simulation studies with known truth (design §8): write tables "
         "(CSV, markdown) and a PNG figure to --out.",
     )
     kinds = study.add_subparsers(dest="study", metavar="{bias-decay,topic-entropy}")

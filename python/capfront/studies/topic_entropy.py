@@ -1,5 +1,5 @@
 """Topic-entropy study: the oracle's gain over the best single model against the
-entropy of the workload's topic mixture (SPEC 8; the paper's contribution 5)."""
+entropy of the workload's topic mixture (design §8; the paper's contribution 5)."""
 
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ class TopicEntropyResult:
 def _debiased_oracle(results: EvalResults, method: str | None) -> tuple[float, str]:
     """The debiased oracle from ``capfront.debiased_oracle(results, method)`` when it
     exists, else (only for ``bootstrap_bc`` or ``None``) the parametric bootstrap bias
-    correction of SPEC 4c computed here:
+    correction of design §4c computed here:
     ``O_bc = 2 O_biased - mean_n E[max_l Bin(G, p_hat_nl) / G]``."""
     import capfront
 
@@ -140,7 +140,7 @@ def _debiased_oracle(results: EvalResults, method: str | None) -> tuple[float, s
     p_hat = results.p_hat
     naive = float(p_hat.max(axis=1).mean())
     e1 = float(expected_max_binomial(p_hat, results.n_draws).mean())
-    return 2.0 * naive - e1, "bootstrap bias correction (SPEC 4c), computed in studies"
+    return 2.0 * naive - e1, "bootstrap bias correction, computed in studies"
 
 
 def topic_entropy(
@@ -199,7 +199,7 @@ def topic_entropy(
         ``"bootstrap_bc"``, ``"double_bc"``, ``"extrapolation"``, ``"pgm"``); the
         first gives ``gain_debiased``, further ones add ``gain_<method>`` columns.
         ``None``, or ``"bootstrap_bc"`` while ``capfront.debiased_oracle`` is absent,
-        uses the bootstrap bias correction (SPEC 4c) computed here with
+        uses the bootstrap bias correction (design §4c) computed here with
         :func:`capfront.expected_max_binomial`.
     n_boot : int
         Bootstrap resamples for the Spearman intervals.
