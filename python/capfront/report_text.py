@@ -455,8 +455,10 @@ def _trust_notes(deb: Mapping[str, Any]) -> list[str]:
     bracket = audit.get("bracket")
     if trusted is True:
         notes.append(
-            "the audit's checks passed: on data simulated like this, the method is "
-            "nearly unbiased and its interval covers the truth as often as it says"
+            "the audit's checks passed for at least one simulated world, and on those "
+            "worlds the method is nearly unbiased; the interval can still be too "
+            "narrow when the data has structure none of the worlds reproduces "
+            "(measured coverage: docs/debiasing.md)"
         )
     elif trusted is False:
         notes.append(
