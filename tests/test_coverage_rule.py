@@ -59,3 +59,18 @@ def test_bootstrap_oracle_statistics_on_common_prompts(cut):
         assert got.estimate == pytest.approx(want, abs=1e-12), stat
     gain = cf.bootstrap(cut, "oracle_gain", n_resamples=50, seed=1)
     assert gain.estimate >= 0
+
+
+def test_report_compares_debiased_oracle_and_gap_on_common_prompts(cut):
+    from capfront.baselines import on_common_prompts
+    from capfront.report import build_report
+
+    rep = build_report(cut, n_resamples=20, audit_sims=0)
+    deb = rep.data["debiased_oracle"]
+    assert deb["n_prompts"] == 60
+    common = on_common_prompts(cut)
+    want = cf.debiased_oracle(common, deb["method"]).value
+    assert deb["value"] == pytest.approx(want, abs=1e-12)
+    # the best single model it is compared with is on the same prompts
+    best = rep.data["single_models"]["best"]["accuracy"]
+    assert best == pytest.approx(cf.best_single(cut)[1])

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .baselines import best_single, naive_oracle, single_models
+from .baselines import best_single, naive_oracle, on_common_prompts, single_models
 from .report_text import (
     GAP_ROWS,
     Block,
@@ -271,11 +271,13 @@ def build_report(
         "naive_oracles": lambda: _oracle_section(results),
         "by_benchmark": lambda: _benchmark_section(results),
         "truth": lambda: _truth_section(results),
+        # like the single models and naive oracles, the debiased oracle and the
+        # gap decomposition are computed on the prompts every model ran
         "debiased_oracle": lambda: _debiased_section(
-            results, rep, state, seed, n_resamples, level, audit_sims
+            on_common_prompts(results), rep, state, seed, n_resamples, level, audit_sims
         ),
         "gap_decomposition": lambda: _gap_section(
-            results, rep, seed, n_resamples, level
+            on_common_prompts(results), rep, seed, n_resamples, level
         ),
         "frontier": lambda: _frontier_section(
             results, rep, state, seed, n_resamples, level
@@ -555,7 +557,7 @@ def _debiased_section(
         return missing
     if results.max_draws < 2:
         return {"skipped": ONE_DRAW, "one_draw": True}
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"n_prompts": results.n_prompts}
     audit = _run_audit(results, rep, out, seed, level, audit_sims)
     method = _recommended(audit) if audit is not None else None
     fn = _api("debiased_oracle")
