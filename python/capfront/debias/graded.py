@@ -38,6 +38,7 @@ from .._backend import core, resolve_backend
 from .._numba_graded import graded_crossfit_rows_nb, graded_curve_rows_nb
 from .._philox import philox4x32_10, philox_key
 from ..results import EvalResults
+from .bias_correction import feasible
 from .extrapolation import decay_decomposition, fit_sizes
 from .result import Decomposition
 
@@ -409,8 +410,11 @@ def jackknife_graded(
     )
     wa, wb = float(g - 1) ** lam, float(g) ** lam
     grad = np.array([-wa, wb]) / (wb - wa)
-    return Decomposition(
-        rows,
-        lambda m: float(grad @ m),
-        {"linear": True, "grad": grad, "lam": lam, "monte_carlo_splits": n_splits},
+    # clipped to [0, 1] like the count-data jackknife (bias_correction.feasible)
+    return feasible(
+        Decomposition(
+            rows,
+            lambda m: float(grad @ m),
+            {"linear": True, "grad": grad, "lam": lam, "monte_carlo_splits": n_splits},
+        )
     )
