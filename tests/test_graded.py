@@ -365,8 +365,8 @@ def test_graded_jackknife_is_clipped_to_the_feasible_range():
     overshoots below 0; the estimate is clipped, with a note (as for counts)."""
     rng = np.random.default_rng(0)
     x = (rng.random((50, 1, 6)) < 0.02) * 0.9
-    res = capfront.EvalResults.from_arrays(np.repeat(x, 3, axis=1))
+    res = cf.EvalResults.from_arrays(np.repeat(x, 3, axis=1))
     assert not res.is_binary
-    out = capfront.debiased_oracle(res, "jackknife")
+    out = cf.debiased_oracle(res, "jackknife")
     assert out.value == 0.0
     assert out.diagnostics["clipped"] and out.diagnostics["unclipped_value"] < 0
