@@ -13,8 +13,6 @@ import pytest
 
 import capfront as cf
 
-ROOT = Path(__file__).resolve().parents[1]
-
 CHILD = """
 import sys, time
 import numpy as np
@@ -40,7 +38,8 @@ def test_two_level_bootstrap_stops_within_a_second_on_sigint(backend):
     """The two-level bootstrap at N = 400k, L = 16 used to check for Ctrl-C only
     between 64-replicate kernel calls (5.7 s); chunks now hold about 2^23 redrawn
     cells per thread."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    # the child imports the capfront under test (installed, or the source tree)
+    env = {**os.environ, "PYTHONPATH": str(Path(cf.__file__).resolve().parents[1])}
     with subprocess.Popen(
         [sys.executable, "-c", CHILD, backend],
         stdout=subprocess.PIPE,

@@ -17,8 +17,6 @@ from hypothesis import strategies as st
 
 import capfront as cf
 
-ROOT = Path(__file__).resolve().parents[1]
-
 #: prints a JSON dict name -> hex bytes of the results of every seeded function
 FINGERPRINT = r"""
 import hashlib, json, sys
@@ -91,7 +89,8 @@ def test_subprocess_and_thread_count_identical(local, threads):
     threads(2)
     here = _namespace()["fingerprint"](cf.available_backends())
     assert here == local
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    # the child imports the capfront under test (installed, or the source tree)
+    env = {**os.environ, "PYTHONPATH": str(Path(cf.__file__).resolve().parents[1])}
     proc = subprocess.run(
         [sys.executable, "-c", FINGERPRINT, "1"],
         capture_output=True,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import capfront as cf
 from fuzz_battery import CASES
 
 TESTS = Path(__file__).resolve().parent
@@ -29,7 +30,10 @@ def _worker(ids: list[str]) -> dict[str, dict]:
     """Run ``ids`` in one subprocess, restarting after a crash."""
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(TESTS.parent / "python"), str(TESTS)]),
+        # the capfront under test (installed, or the source tree) and tests/
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(cf.__file__).resolve().parents[1]), str(TESTS)]
+        ),
     }
     done: dict[str, dict] = {}
     pending = list(ids)
