@@ -43,8 +43,6 @@ def _c(id: str, code: str, expect: str, xfail: str | None = None) -> Case:
     return Case(id, code, expect, xfail)
 
 
-DEBIAS = "debias helper"
-
 CASES: list[Case] = [
     # ----------------------------------------------------------- score dtypes
     *[
@@ -484,25 +482,21 @@ CASES: list[Case] = [
         "pgm-max_iter-0",
         "cf.debiased_oracle(res, 'pgm', max_iter=0)",
         "ValueError:max_iter",
-        xfail=DEBIAS,
     ),
     _c(
         "pgm-tol-negative",
         "cf.debiased_oracle(res, 'pgm', tol=-1)",
         "ValueError:tol",
-        xfail=DEBIAS,
     ),
     _c(
         "audit-n_workers-0",
         "cf.audit(res, n_sims=2, n_workers=0)",
         "ValueError:n_workers",
-        xfail=DEBIAS,
     ),
     _c(
         "audit-n_workers-negative",
         "cf.audit(res, n_sims=2, n_workers=-2)",
         "ValueError:n_workers",
-        xfail=DEBIAS,
     ),
     _c(
         "pgm-backend-parity",
@@ -510,7 +504,6 @@ CASES: list[Case] = [
         "out = [cf.debiased_oracle(r, 'pgm', backend=b).value "
         "for b in (cf.available_backends()[0], 'numpy')]",
         "ok:max(out) - min(out) < 1e-9",
-        xfail=DEBIAS,
     ),
     # ----------------------------------------------------------- bootstrap
     _c(

@@ -325,6 +325,10 @@ def audit(
         raise ValueError("level must lie in (0, 1)")
     if int(pgm_max_iter) < 1 or not float(pgm_tol) >= 0:
         raise ValueError("pgm_max_iter must be >= 1 and pgm_tol >= 0")
+    if n_workers is not None and (isinstance(n_workers, bool) or int(n_workers) < 1):
+        raise ValueError(
+            f"n_workers must be >= 1 (or None: the kernel threads), got {n_workers!r}"
+        )
     S, G = counts(results, "audit")
     g = min_draws(G)
     if g < 2:

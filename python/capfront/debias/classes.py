@@ -184,6 +184,8 @@ def fit_classes(
         raise ValueError(f"latent_classes must be >= 1, got {n_classes}")
     if int(max_iter) < 1:
         raise ValueError(f"max_iter must be >= 1 (EM iterations), got {max_iter}")
+    if not float(tol) >= 0:  # also refuses NaN
+        raise ValueError(f"tol must be >= 0 (log-likelihood gain per cell), got {tol}")
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; use one of {FAMILIES}")
     kw = dict(family=family, scale=scale, tol=tol, theta_sd=theta_sd, backend=backend)

@@ -760,6 +760,8 @@ def fit_latent(
         raise ValueError(f"unknown family {family!r}; use one of {FAMILIES}")
     if int(max_iter) < 1:
         raise ValueError(f"max_iter must be >= 1 (EM iterations), got {max_iter}")
+    if not float(tol) >= 0:  # also refuses NaN
+        raise ValueError(f"tol must be >= 0 (log-likelihood gain per cell), got {tol}")
     name = resolve_backend(backend)
     t0 = time.perf_counter()
     N, L = S.shape
