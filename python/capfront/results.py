@@ -14,6 +14,7 @@ from ._validate import (
     check_nonnegative,
     check_sum_finite,
     labels,
+    require_results,
     unique_labels,
 )
 from .suffstats import (
@@ -430,16 +431,11 @@ class EvalResults:
 
     @staticmethod
     def _require(obj: object, fname: str) -> EvalResults:
-        """``obj`` when it is an :class:`EvalResults`; else a ``TypeError`` naming
-        the function and how to build one (for the public functions that take
-        results as their first argument)."""
-        if isinstance(obj, EvalResults):
-            return obj
-        raise TypeError(
-            f"{fname}: expected EvalResults, got {type(obj).__name__}; build one "
-            "with EvalResults.from_arrays(scores) (or from_counts, from_frame, "
-            "capfront.read)"
-        )
+        """``obj`` when it is an :class:`EvalResults`; else the ``TypeError`` of
+        :func:`capfront._validate.require_results` naming the function and how to
+        build one (for the public functions that take results first)."""
+        require_results(obj, fname)
+        return obj  # type: ignore[return-value]
 
     def require_binary(self, what: str) -> None:
         if not self.is_binary:
