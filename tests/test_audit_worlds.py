@@ -3,6 +3,8 @@ and interval."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -69,6 +71,13 @@ def test_quoted_number_is_debiased_oracle_with_the_audit():
         assert (d.ci[1] - d.ci[0]) / 2 == pytest.approx(1.959964 * worst, rel=1e-5)
     # without audit= (and without ci=) there is no interval: (nan, nan)
     assert all(np.isnan(cf.debiased_oracle(res, m).ci))
+    # the result protocol: the audit's value / ci are the quoted ones
+    assert a.value == d.value and a.ci == d.ci and a.level == d.level
+    frame = a.to_frame()
+    assert list(frame.index) == list(a.table.index) and "rmse" in frame
+    as_dict = a.to_dict()
+    assert as_dict["value"] == pytest.approx(a.value)
+    json.dumps(as_dict)  # JSON-ready
 
 
 def test_audit_corrected_estimate_subtracts_the_measured_bias():

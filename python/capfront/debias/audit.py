@@ -51,6 +51,7 @@ from scipy import stats
 from scipy.special import expit
 
 from .._backend import get_num_threads
+from .._protocol import NAN, ResultProtocol
 from ..results import EvalResults
 from . import checks as ppc
 from ._input import check_counts, counts, min_draws, topic_codes
@@ -93,8 +94,11 @@ DEFAULT_SIMS = 20
 
 
 @dataclass
-class AuditResult:
+class AuditResult(ResultProtocol):
     """Per-method error on data simulated like yours, from several worlds.
+
+    Result protocol: ``value`` and ``ci`` (at ``level``) are the quoted estimate
+    and interval (``quoted``); ``to_frame()`` is the per-method ``table``.
 
     Attributes
     ----------
@@ -133,6 +137,21 @@ class AuditResult:
     quoted: dict = field(default_factory=dict)
     data_estimates: dict = field(default_factory=dict, repr=False)
     latent_classes: int = 1
+
+    @property
+    def value(self) -> float:
+        """The quoted debiased oracle (``quoted["value"]``)."""
+        return float(self.quoted.get("value", NAN))
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """The quoted interval (``quoted["ci"]``) at ``level``."""
+        lo, hi = self.quoted.get("ci", (NAN, NAN))
+        return (float(lo), float(hi))
+
+    def to_frame(self) -> pd.DataFrame:
+        """The per-method table (bias, worst RMSE, coverages, worst world)."""
+        return self.table.copy()
 
     def correction(self, method: str | None = None) -> float:
         """What the quoted value subtracts from ``method``'s estimate: its mean
