@@ -70,7 +70,7 @@ AUDIT_METHODS = (
     "extrapolation",
     "pgm",
 )
-WORLDS = ("latent", "classes", "resampled")
+WORLDS = ("latent", "classes", "resampled", "posterior")
 # the worlds simulated by default: ``resampled`` is left out, because on the
 # robustness battery's worlds its data sets never reproduced the data's checks
 # (0 of 10 data sets; its shrunk rates lose the tail near the ceiling and the
@@ -431,13 +431,21 @@ def audit(
         samplers["classes"] = latent_sampler(pfit)
     if "resampled" in worlds:
         samplers["resampled"] = resampled
+    if "posterior" in worlds:
+        from .posterior_world import posterior_sampler
+
+        samplers["posterior"] = posterior_sampler(pfit, S, G, rows_sim)
     names_w = list(samplers)
 
-    def population_oracle(sample, r: np.random.Generator) -> float:
+    def population_oracle(sample, r: np.random.Generator, own_draws=False) -> float:
         n_pop = int(min(4e6 / L, 400_000))
-        p_pop, _ = sample(n_pop, r)
-        rows = r.integers(0, N, n_pop)
-        return float(np.where(obs_all[rows], p_pop, -np.inf).max(axis=1).mean())
+        if own_draws:  # resampled data prompts: 10 per source prompt is plenty
+            drawn = sample(min(n_pop, 10 * n_sim_p), r)
+            p_pop, obs_pop = drawn[0], drawn[2] > 0
+        else:
+            drawn = sample(n_pop, r)
+            p_pop, obs_pop = drawn[0], obs_all[r.integers(0, N, n_pop)]
+        return float(np.where(obs_pop, p_pop, -np.inf).max(axis=1).mean())
 
     # independent streams: the latent world keeps the single-world audit's
     # (population, one per simulation, the family draws); each other world its own
@@ -461,7 +469,10 @@ def audit(
         else:
             ss = np.random.SeedSequence([int(seed), 1000 + wi]).spawn(n + 1)
             truth_pops[w] = np.full(
-                n, population_oracle(samplers[w], np.random.default_rng(ss[0]))
+                n,
+                population_oracle(
+                    samplers[w], np.random.default_rng(ss[0]), w == "posterior"
+                ),
             )
             streams[w] = ss[1:]
             if wi == 0:
@@ -484,13 +495,18 @@ def audit(
     def one(job) -> None:
         w, i = job
         r = np.random.default_rng(streams[w][i])
+        Gw, obs_w = Gs, obs
         if w == "latent":
             p, tp = (alt if other[i] else fit).simulate_p(n_sim_p, r, freq)
         else:
-            p, tp = samplers[w](n_sim_p, r)
-        Si = r.binomial(Gs, np.where(obs, p, 0.0))
-        truth[w][i] = np.where(obs, p, -np.inf).max(axis=1).mean()
-        Si, Gi = check_counts(Si, Gs)
+            drawn = samplers[w](n_sim_p, r)
+            p, tp = drawn[0], drawn[1]
+            if len(drawn) == 3:  # resampled data prompts keep their draws
+                Gw = drawn[2]
+                obs_w = Gw > 0
+        Si = r.binomial(Gw, np.where(obs_w, p, 0.0))
+        truth[w][i] = np.where(obs_w, p, -np.inf).max(axis=1).mean()
+        Si, Gi = check_counts(Si, Gw)
         rows_c = curve_rows(Si, Gi, sizes, backend)
         sim_stats[w][i] = ppc.statistics(Si, Gi, rows_c, sizes)
         for m in methods:
