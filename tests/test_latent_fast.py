@@ -124,3 +124,17 @@ def test_lean_fit_in_blocks_is_the_stored_fit(monkeypatch):
     assert fit.resp is None and fit.resp_at is not None
     assert lean.estimate() == pytest.approx(ref.estimate(), abs=1e-12)
     np.testing.assert_allclose(lean.values[:, 0], ref.values[:, 0], atol=1e-11, rtol=0)
+
+
+def test_cell_rows_built_in_blocks(monkeypatch):
+    """The cells' table rows, built in blocks of prompts: row offset[G] + S, and
+    -1 where a model has no draws."""
+    S, G, _ = _beta_counts(50, 3, 6, seed=6)
+    G[::7, 1] = 0
+    G[3, 2] = 4
+    S = np.minimum(S, G)
+    monkeypatch.setattr(latent, "CELLS_BLOCK", 7)
+    tables, rows = latent._cells(S, G)
+    np.testing.assert_array_equal(tables.g_values, [4, 6])
+    want = np.where(G == 6, 5 + S, np.where(G == 4, S, -1))
+    np.testing.assert_array_equal(rows, want)

@@ -503,7 +503,7 @@ def posterior_max(
         np.add.at(pmean, owner, wn[:, None] * np.asarray(pm))
     fit.class_resp = r_all
     fit.resp = resp_mix
-    pmean = np.where(fit.cell_row >= 0, pmean, np.nan)
+    pmean[fit.cell_row < 0] = np.nan  # (in place: no second (N, L) array)
     return emax, emax2, pmean
 
 

@@ -273,6 +273,7 @@ def _mixing(family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
 # the number of cells instead of growing with G (10,000 draws per cell made a
 # 10,001-row table whose marginal likelihoods took minutes per fit).
 FULL_ROWS_MAX = 4096
+CELLS_BLOCK = 1 << 16  # prompts per block when the cells' table rows are built
 
 
 def _loglik_rows(g_all: np.ndarray, s_all: np.ndarray) -> np.ndarray:
@@ -743,13 +744,25 @@ def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
     (``-1``: no draws). Compact tables (only the observed ``(G, S)`` pairs) when
     the full ones would exceed ``FULL_ROWS_MAX`` rows."""
     obs = G > 0
-    g_values = np.unique(G[obs])
+    g_values = np.unique(
+        np.concatenate(
+            [
+                np.unique(G[a : a + CELLS_BLOCK])
+                for a in range(0, max(len(G), 1), CELLS_BLOCK)
+            ]
+        )
+    )
+    g_values = g_values[g_values > 0]
     if int((g_values + 1).sum()) <= FULL_ROWS_MAX:
         tables = _tables(g_values)
-        gi = np.searchsorted(g_values, np.where(obs, G, g_values[0]))
-        cell_row = np.ascontiguousarray(
-            np.where(obs, tables.offset[gi] + S, -1).astype(np.int64)
-        )
+        cell_row = np.empty(S.shape, np.int64)
+        # in blocks of prompts: no (N, L) int64 temporaries (N = 2e6, L = 33:
+        # four of them were 2 GB)
+        for a in range(0, len(S), CELLS_BLOCK):
+            sl = slice(a, a + CELLS_BLOCK)
+            o = obs[sl]
+            gi = np.searchsorted(g_values, np.where(o, G[sl], g_values[0]))
+            cell_row[sl] = np.where(o, tables.offset[gi] + S[sl], -1)
         return tables, cell_row
     g_max = int(g_values[-1])
     key = np.where(obs, G.astype(np.int64) * (g_max + 1) + S, -1)
@@ -975,7 +988,8 @@ def posterior_max(
         )
         e1, e2, pm = _emax(name, sub, float(min_resp), stride)
         emax[sl], emax2[sl] = e1, e2
-        pmean[sl] = np.where(sub.cell_row >= 0, pm, np.nan)
+        pmean[sl] = pm
+        pmean[sl][sub.cell_row < 0] = np.nan
     return emax, emax2, pmean
 
 
