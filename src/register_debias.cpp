@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "capfront/debias.hpp"
+#include "capfront/debias_classes.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -54,6 +55,15 @@ py::array_t<double> crossfit_rows(const carray<std::int64_t>& successes,
     return out;
 }
 
+// Every cell row below R and every topic code in [0, K).
+void check_rows_topics(const std::int64_t* rows, std::size_t n_cells, std::size_t R,
+                       const std::int64_t* tp, std::size_t N, std::size_t K) {
+    for (std::size_t i = 0; i < n_cells; ++i)
+        require(rows[i] < static_cast<std::int64_t>(R), "cell_row out of range");
+    for (std::size_t i = 0; i < N; ++i)
+        require(tp[i] >= 0 && static_cast<std::size_t>(tp[i]) < K, "topic out of range");
+}
+
 // Shapes of the E-step arguments, checked once for both E-step bindings.
 struct EstepDims {
     std::size_t L, K, R, J, N;
@@ -79,10 +89,7 @@ EstepDims check_estep_args(const carray<double>& table, const carray<std::int64_
             "resp must be a writable (N, J) float64 array");
     const std::int64_t* rows = cell_row.data();
     const std::int64_t* tp = topic.data();
-    for (std::size_t i = 0; i < N * L; ++i)
-        require(rows[i] < static_cast<std::int64_t>(R), "cell_row out of range");
-    for (std::size_t i = 0; i < N; ++i)
-        require(tp[i] >= 0 && tp[i] < static_cast<std::int64_t>(K), "topic out of range");
+    check_rows_topics(rows, N * L, R, tp, N, K);
     return {L, K, R, J, N};
 }
 
@@ -150,10 +157,7 @@ py::array_t<double> pgm_stats(const carray<double>& resp, const carray<std::int6
             "topic must have N entries");
     const std::int64_t* rows = cell_row.data();
     const std::int64_t* tp = topic.data();
-    for (std::size_t i = 0; i < N * L; ++i)
-        require(rows[i] < static_cast<std::int64_t>(R), "cell_row out of range");
-    for (std::size_t i = 0; i < N; ++i)
-        require(tp[i] >= 0 && tp[i] < static_cast<std::int64_t>(K), "topic out of range");
+    check_rows_topics(rows, N * L, R, tp, N, K);
     py::array_t<double> out({static_cast<py::ssize_t>(L), static_cast<py::ssize_t>(K),
                              static_cast<py::ssize_t>(R), static_cast<py::ssize_t>(J)});
     const double* r = resp.data();
@@ -255,10 +259,7 @@ py::tuple pgm_emax(const carray<double>& resp, const carray<std::int64_t>& cell_
     const std::int64_t* rows = cell_row.data();
     const std::int64_t* tp = topic.data();
     const std::int64_t* ct = cut.data();
-    for (std::size_t i = 0; i < N * L; ++i)
-        require(rows[i] < static_cast<std::int64_t>(R), "cell_row out of range");
-    for (std::size_t i = 0; i < N; ++i)
-        require(tp[i] >= 0 && tp[i] < static_cast<std::int64_t>(K), "topic out of range");
+    check_rows_topics(rows, N * L, R, tp, N, K);
     for (std::size_t m = 0; m < M1; ++m)
         require(ct[m] >= 0 && ct[m] <= static_cast<std::int64_t>(T) && (m == 0 || ct[m] >= ct[m - 1]),
                 "cut must be non-decreasing in [0, T]");
@@ -294,6 +295,78 @@ py::tuple pgm_emax(const carray<double>& resp, const carray<std::int64_t>& cell_
     return py::make_tuple(emax, emax2, pmean);
 }
 
+
+py::tuple pgm_class_estep(const carray<double>& table, const carray<std::int64_t>& cell_row,
+                          const carray<std::int64_t>& label, std::int64_t n_classes,
+                          const carray<double>& log_w, const carray<double>& log_pi,
+                          py::object prev_r, double sparse_r, double keep_r,
+                          std::int64_t block_rows, bool stats, bool want_resp, bool want_ll) {
+    require(table.ndim() == 4, "table must be shaped (L, TK, R, J)");
+    require(cell_row.ndim() == 2, "cell_row must be shaped (N, L)");
+    require(n_classes >= 1 && block_rows >= 1, "n_classes and block_rows must be >= 1");
+    const auto L = static_cast<std::size_t>(table.shape(0));
+    const auto TK = static_cast<std::size_t>(table.shape(1));
+    const auto R = static_cast<std::size_t>(table.shape(2));
+    const auto J = static_cast<std::size_t>(table.shape(3));
+    const auto N = static_cast<std::size_t>(cell_row.shape(0));
+    const auto K = static_cast<std::size_t>(n_classes);
+    require(TK % K == 0, "the table's columns must be n_labels * n_classes");
+    const std::size_t T = TK / K;
+    require(static_cast<std::size_t>(cell_row.shape(1)) == L, "cell_row must have L columns");
+    require(label.ndim() == 1 && static_cast<std::size_t>(label.shape(0)) == N,
+            "topic must have N entries");
+    require(log_w.ndim() == 1 && static_cast<std::size_t>(log_w.shape(0)) == J,
+            "log_w must have J entries");
+    require(log_pi.ndim() == 2 && static_cast<std::size_t>(log_pi.shape(0)) == T &&
+                static_cast<std::size_t>(log_pi.shape(1)) == K,
+            "log_pi must be (n_labels, n_classes)");
+    const std::int64_t* rows = cell_row.data();
+    const std::int64_t* tp = label.data();
+    check_rows_topics(rows, N * L, R, tp, N, T);
+    carray<double> prev;
+    const double* pr = nullptr;
+    if (!prev_r.is_none()) {
+        prev = prev_r.cast<carray<double>>();
+        require(prev.ndim() == 2 && static_cast<std::size_t>(prev.shape(0)) == N &&
+                    static_cast<std::size_t>(prev.shape(1)) == K,
+                "prev_r must be (N, n_classes)");
+        pr = prev.data();
+    }
+    const auto sN = static_cast<py::ssize_t>(N), sK = static_cast<py::ssize_t>(K);
+    py::array_t<double> r({sN, sK});
+    py::object C = py::none(), W = py::none(), RS = py::none(), LL = py::none();
+    double *c = nullptr, *w = nullptr, *rs = nullptr, *ll = nullptr;
+    if (stats) {
+        py::array_t<double> a({static_cast<py::ssize_t>(L), static_cast<py::ssize_t>(TK),
+                               static_cast<py::ssize_t>(R), static_cast<py::ssize_t>(J)});
+        py::array_t<double> b(static_cast<py::ssize_t>(J));
+        c = a.mutable_data();
+        w = b.mutable_data();
+        C = a;
+        W = b;
+    }
+    if (want_resp) {
+        py::array_t<double> a({sN * sK, static_cast<py::ssize_t>(J)});
+        rs = a.mutable_data();
+        RS = a;
+    }
+    if (want_ll) {
+        py::array_t<double> a(sN * sK);
+        ll = a.mutable_data();
+        LL = a;
+    }
+    capfront::ClassEstepArgs args{table.data(), rows, tp, log_w.data(), log_pi.data(), pr,
+                                  sparse_r, keep_r, N, L, K, TK, R, J,
+                                  static_cast<std::size_t>(block_rows)};
+    double* ro = r.mutable_data();
+    double total;
+    {
+        py::gil_scoped_release release;
+        total = capfront::pgm_class_estep(args, ro, c, w, rs, ll);
+    }
+    return py::make_tuple(total, r, C, W, RS, LL);
+}
+
 }  // namespace
 
 void register_debias(py::module_& m) {
@@ -322,4 +395,11 @@ void register_debias(py::module_& m) {
           py::arg("family"), py::arg("scale"), py::arg("cut"), py::arg("w1"), py::arg("w2"),
           py::arg("min_resp"), py::arg("eps"), py::arg("tails"), py::arg("edge_loglik"),
           "Posterior E[max_l p], E[max_l p^2] per prompt and E[p] per cell.");
+    m.def("pgm_class_estep", &pgm_class_estep, py::arg("table"), py::arg("cell_row"),
+          py::arg("topic"), py::arg("n_classes"), py::arg("log_w"), py::arg("log_pi"),
+          py::arg("prev_r"), py::arg("sparse_r"), py::arg("keep_r"), py::arg("block_rows"),
+          py::arg("stats"), py::arg("want_resp"), py::arg("want_ll"),
+          "Latent-class E-step over (prompt, class) pairs with the fused M-step "
+          "statistics: (ll, r (N, K), C (L, TK, R, J) | None, wsum (J,) | None, "
+          "resp (N K, J) | None, ll_pair (N K,) | None).");
 }

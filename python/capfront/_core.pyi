@@ -91,6 +91,28 @@ def pgm_emax(
 ) -> tuple[
     npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]
 ]: ...
+def pgm_class_estep(
+    table: npt.NDArray[np.float64],
+    cell_row: npt.NDArray[np.int64],
+    topic: npt.NDArray[np.int64],
+    n_classes: int,
+    log_w: npt.NDArray[np.float64],
+    log_pi: npt.NDArray[np.float64],
+    prev_r: npt.NDArray[np.float64] | None,
+    sparse_r: float,
+    keep_r: float,
+    block_rows: int,
+    stats: bool,
+    want_resp: bool,
+    want_ll: bool,
+) -> tuple[
+    float,
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+    npt.NDArray[np.float64] | None,
+]: ...
 
 # register_graded.cpp
 def graded_crossfit_rows(

@@ -557,7 +557,14 @@ inline void pgm_mstep_scores_window(const double* C, const double* logh, const s
                     const double w = C[(a * R + r) * J + j];
                     if (w == 0.0) continue;
                     const std::int64_t* idx = cand + j * n_cand + c0;
-                    for (std::size_t k = 0; k < width; ++k) out[k] += w * row[idx[k]];
+                    if (idx[width - 1] - idx[0] == static_cast<std::int64_t>(width) - 1) {
+                        // consecutive eta indices (no clipping at the grid's ends):
+                        // the same sums as a contiguous, vectorisable loop
+                        const double* rr = row + idx[0];
+                        for (std::size_t k = 0; k < width; ++k) out[k] += w * rr[k];
+                    } else {
+                        for (std::size_t k = 0; k < width; ++k) out[k] += w * row[idx[k]];
+                    }
                 }
             }
         }

@@ -47,15 +47,17 @@ import numpy as np
 from scipy.cluster.vq import kmeans2
 from scipy.special import logsumexp
 
-from .._backend import resolve_backend
+from .._backend import core, resolve_backend
 from .latent import (
     D_GRID,
     FAMILIES,
+    LEAN_ABOVE,
     SCALE_GRID,
     SCALE_RES,
     SUBSAMPLE_ABOVE,
     SUBSAMPLE_SIZE,
     LatentFit,
+    _auto_stride,
     _candidates,
     _cell_table,
     _cells,
@@ -63,6 +65,7 @@ from .latent import (
     _estep,
     _m_step,
     _stats,
+    block_rows,
     fit_decomposition,
     fit_latent,
 )
@@ -70,6 +73,11 @@ from .latent import posterior_max as _posterior_max_one
 from .result import Decomposition
 
 CLASS_CANDIDATES = (1, 2, 4, 8)
+# pgm returns the naive oracle when the bound on its bias is at most its standard
+# error or this (0.2 points, the accuracy asked of a debiased estimate); the check
+# runs only from SHORTCUT_MIN_G draws per cell (below, the bound is far larger)
+NAIVE_BOUND_TARGET = 0.002
+SHORTCUT_MIN_G = 500
 # (prompt, class) pairs with less responsibility are skipped in the posterior max
 CLASS_MIN_RESP = 1e-6
 # prompts per chunk in the class fit's posterior maximum (bounds its memory)
@@ -81,6 +89,9 @@ CLASS_MAX_ITER = 150
 SELECT_TOL = 2e-5
 SELECT_SIZE = 4000
 SPARSE_R = 1e-8
+# pairs below this responsibility change the statistics by less than the E-step's
+# floor: left out of them
+KEEP_R = 1e-8
 SPARSE_EVERY = 5
 
 
@@ -129,6 +140,12 @@ def _class_estep(name, table, cell_row, topic, K, log_w, log_pi, active=None):
     N = len(topic)
     rows, grp = _pairs(cell_row, topic, K)
     J = len(log_w)
+    if name == "cpp" and active is None:
+        ll, r, _, _, resp, _ = core().pgm_class_estep(
+            table, cell_row, topic, K, log_w, log_pi, None, 0.0, 0.0,
+            block_rows(N, table.size), False, True, False,
+        )  # fmt: skip
+        return float(ll), r, resp, rows, grp
     if active is None or active.all():
         resp = np.empty((N * K, J))
         ll_pair = np.empty(N * K)
@@ -154,6 +171,42 @@ def _class_estep(name, table, cell_row, topic, K, log_w, log_pi, active=None):
     lse = logsumexp(lr, axis=1)
     r = np.exp(lr - lse[:, None])
     return float(lse.sum()), r, resp, rows, grp
+
+
+def _em_estep(name, table, cell_row, topic, K, n_labels, n_rows, log_w, log_pi, prev_r):
+    """One E-step of the class EM: ``(ll, r (N, K), stats)``, ``stats()`` giving
+    the M-step statistics ``C (L, T K, R, J)`` of the ``r``-weighted pair
+    posteriors (pairs with ``r > KEEP_R``) and the difficulty prior's update.
+    ``prev_r``: the previous responsibilities (pairs below ``SPARSE_R`` are
+    skipped: sparse EM) or ``None`` (all pairs). The C++ backend computes both in
+    one pass and stores no pair posteriors."""
+    N, L = cell_row.shape
+    if name == "cpp":
+        ll, r, C, wsum, _, _ = core().pgm_class_estep(
+            table, cell_row, topic, K, log_w, log_pi, prev_r, SPARSE_R, KEEP_R,
+            block_rows(N, table.size), True, False, False,
+        )  # fmt: skip
+        return float(ll), r, lambda: (C, wsum / N)
+    active = None if prev_r is None else prev_r.reshape(-1) >= SPARSE_R
+    ll, r, resp, rows, grp = _class_estep(
+        name, table, cell_row, topic, K, log_w, log_pi, active
+    )
+
+    def stats():
+        w = resp * r.reshape(-1, 1)  # (prompt, class) weights of the statistics
+        weights = w.reshape(N, K, -1).sum(axis=1).mean(axis=0)
+        keep = r.reshape(-1) > KEEP_R
+        C = _stats(
+            name,
+            np.ascontiguousarray(w[keep]),
+            np.ascontiguousarray(rows[keep]),
+            np.ascontiguousarray(grp[keep]),
+            n_labels * K,
+            n_rows,
+        ).reshape(L, n_labels * K, n_rows, -1)
+        return C, weights
+
+    return ll, r, stats
 
 
 def fit_classes(
@@ -237,41 +290,26 @@ def fit_classes(
     ll_old = -np.inf
     converged = False
     it = 0
-    active = None
+    prev_r = None
     for it in range(1, int(max_iter) + 1):
         table = _cell_table(tables.logh(family, sc), theta)
         log_w = np.log(np.maximum(weights, 1e-300))
         log_pi = np.log(np.maximum(pi, 1e-300))
-        ll, r, resp, rows, grp = _class_estep(
-            name, table, cell_row, topic, K, log_w, log_pi, active
-        )
-        if ll - ll_old < tol * n_cells and it > 1 and active is not None:
+        args = (name, table, cell_row, topic, K, T, tables.n_rows, log_w, log_pi)
+        ll, r, stats = _em_estep(*args, prev_r)
+        if ll - ll_old < tol * n_cells and it > 1 and prev_r is not None:
             # converged on the active pairs: confirm with all pairs
-            active = None
-            ll, r, resp, rows, grp = _class_estep(
-                name, table, cell_row, topic, K, log_w, log_pi
-            )
+            ll, r, stats = _em_estep(*args, None)
         if ll - ll_old < tol * n_cells and it > 1:
             converged = True
             break
         # sparse EM: pairs with r < SPARSE_R skip the next E-steps, all pairs are
         # recomputed every SPARSE_EVERY iterations and before stopping
-        active = None if it % SPARSE_EVERY == 0 else r.reshape(-1) >= SPARSE_R
+        prev_r = None if it % SPARSE_EVERY == 0 else r
         ll_old = ll
-        resp *= r.reshape(-1, 1)  # (prompt, class) weights of the statistics
-        weights = resp.reshape(N, K, -1).sum(axis=1).mean(axis=0)
+        C, weights = stats()
         pi = _class_weights(r, topic, T, counts_t)
-        # pairs below 1e-8 change the statistics by less than the E-step's floor
-        keep = r.reshape(-1) > 1e-8
-        C = _stats(
-            name,
-            np.ascontiguousarray(resp[keep]),
-            np.ascontiguousarray(rows[keep]),
-            np.ascontiguousarray(grp[keep]),
-            T * K,
-            tables.n_rows,
-        ).reshape(L, T * K, tables.n_rows, -1)
-        del resp
+        del stats
         theta, sc, h = _m_step(
             name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty
         )
@@ -423,19 +461,12 @@ def posterior_max(
     ``fit.resp``."""
     if fit.n_classes == 1:
         return _posterior_max_one(fit, backend, min_resp=min_resp, stride=stride)
-    from .latent import emax_stride
-
     name = resolve_backend(backend)
     K = fit.n_classes
     N, L = fit.cell_row.shape
     J = len(D_GRID)
     if stride is None:
-        stride = emax_stride(
-            fit.family,
-            fit.scale,
-            int(fit.tables.g_values.max()),
-            int((fit.cell_row >= 0).sum(axis=1).max()),
-        )
+        stride = _auto_stride(fit)
     table = _cell_table(fit.tables.logh(fit.family, fit.scale), fit.theta)
     log_w = np.log(np.maximum(fit.weights, 1e-300))
     log_pi = np.log(np.maximum(fit.class_weights, 1e-300))
@@ -443,7 +474,8 @@ def posterior_max(
     emax2 = np.zeros(N)
     pmean = np.zeros((N, L))
     r_all = np.empty((N, K))
-    resp_mix = np.zeros((N, J))
+    # the class-mixed difficulty posteriors, kept unless there are many prompts
+    resp_mix = np.zeros((N, J)) if N * J <= LEAN_ABOVE else None
     for a in range(0, N, CHUNK):
         sl = slice(a, min(N, a + CHUNK))
         _, r, resp, rows, grp = _class_estep(
@@ -451,7 +483,8 @@ def posterior_max(
         )
         r_all[sl] = r
         rf = r.reshape(-1)
-        resp_mix[sl] = (resp * rf[:, None]).reshape(-1, K, J).sum(axis=1)
+        if resp_mix is not None:
+            resp_mix[sl] = (resp * rf[:, None]).reshape(-1, K, J).sum(axis=1)
         keep = np.flatnonzero(rf >= CLASS_MIN_RESP)
         sub = dataclasses.replace(
             fit,
@@ -470,7 +503,7 @@ def posterior_max(
         np.add.at(pmean, owner, wn[:, None] * np.asarray(pm))
     fit.class_resp = r_all
     fit.resp = resp_mix
-    pmean = np.where(fit.cell_row >= 0, pmean, np.nan)
+    pmean[fit.cell_row < 0] = np.nan  # (in place: no second (N, L) array)
     return emax, emax2, pmean
 
 
@@ -492,7 +525,14 @@ def pgm_decomposition(
     """``O_pgm = mean_n E_post[max_l p[n, l]]`` under the (latent-class) fit; the
     per-prompt values are the posterior expected maxima with the hyperparameters
     held at their fit. ``latent_classes=1`` is the one-class model of
-    :func:`capfront.debias.latent.pgm_decomposition`."""
+    :func:`capfront.debias.latent.pgm_decomposition`.
+
+    Many draws per cell: when the naive oracle's bias is provably below its own
+    sampling error (:func:`naive_bias_bound`), the fit could not improve on it and
+    the naive oracle is returned, with ``diagnostics["note"]`` saying so."""
+    short = naive_shortcut(S, G)
+    if short is not None:
+        return short
     fit = fit_pgm(
         S,
         G,
@@ -509,4 +549,52 @@ def pgm_decomposition(
     dec = fit_decomposition(fit, *posterior_max(fit, backend, min_resp=min_resp))
     dec.diagnostics["latent_classes"] = fit.n_classes
     dec.diagnostics["bic"] = dict(fit.bic)
+    return dec
+
+
+def naive_bias_bound(S: np.ndarray, G: np.ndarray) -> float:
+    """An upper bound on the naive oracle's bias ``E[O_biased] - O`` (it is never
+    negative): ``mean_n sqrt(ln(L_n) / (2 g_n))``, ``L_n`` the prompt's observed
+    cells and ``g_n`` their fewest draws.
+
+    Why: ``E[max_l X_l] - max_l mu_l <= E[max_l (X_l - mu_l)]``, and a success rate
+    of ``G`` draws minus its mean is sub-Gaussian with variance proxy ``1 / (4 G)``
+    (Hoeffding), so the expected maximum of ``L`` of them is at most
+    ``sqrt(2 ln(L) / (4 g))``. Below, by Jensen: ``E[max] >= max E``."""
+    obs = G > 0
+    n_obs = obs.sum(axis=1)
+    g_min = np.where(obs, G, np.iinfo(np.int64).max).min(axis=1)
+    ok = n_obs > 1
+    b = np.zeros(len(S))
+    b[ok] = np.sqrt(np.log(n_obs[ok]) / (2.0 * g_min[ok]))
+    return float(b.mean()) if len(b) else 0.0
+
+
+def naive_shortcut(S: np.ndarray, G: np.ndarray) -> Decomposition | None:
+    """The naive oracle's decomposition, with a note, when its bias bound
+    (:func:`naive_bias_bound`) is at most its standard error (no estimator can
+    then beat its error by much); else ``None``. Only reached at large draw
+    counts (``G`` in the thousands or more): the latent model's grids resolve a
+    cell's rate to about 0.05 on the logit scale, far coarser than such data."""
+    if S.size == 0 or int(G.max()) < SHORTCUT_MIN_G:
+        return None
+    bound = naive_bias_bound(S, G)
+    from .bias_correction import naive_decomposition
+
+    dec = naive_decomposition(S, G)
+    se = dec.standard_error()
+    if not bound <= max(se if np.isfinite(se) else 0.0, NAIVE_BOUND_TARGET):
+        return None
+    dec.diagnostics.update(
+        {
+            "naive_bias_bound": bound,
+            "latent_classes": 0,
+            "bic": {},
+            "note": (
+                f"pgm returned the naive oracle: with this many draws per cell its "
+                f"bias is at most {bound:.2g} (a bound, not an estimate), no more "
+                f"than its standard error {se:.2g} or {NAIVE_BOUND_TARGET}"
+            ),
+        }
+    )
     return dec

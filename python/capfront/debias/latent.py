@@ -30,6 +30,7 @@ effect is a point mass: ``E[max | d] = max_l sigma(eta)`` exactly.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -147,6 +148,10 @@ def _nodes(stride: int, coarse: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
 # posterior maximum (changes the estimate by at most about L * EMAX_EPS)
 EMAX_EPS = 1e-8
 SUBSAMPLE_ABOVE = 60_000
+# above this many (prompt, difficulty point) posteriors the fit stores none
+# (a lean fit: E-steps and the posterior maximum in blocks of LEAN_BLOCK prompts)
+LEAN_ABOVE = 1 << 24
+LEAN_BLOCK = 1 << 16
 SUBSAMPLE_SIZE = 20_000
 SCALE_GRID = {
     "logitnormal": np.array(
@@ -263,25 +268,47 @@ def _mixing(family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
     return d / d.sum(axis=0, keepdims=True) * tails[:, 2], tails
 
 
-class Tables:
-    """Cell-level tables for the distinct draw counts ``g_values``: table row
-    ``offset[i] + s`` holds ``(G, S) = (g_values[i], s)``."""
+# Above this many table rows (the sum over the distinct draw counts G of G + 1) the
+# tables hold only the (G, S) pairs the data has: the fit's cost is then bounded by
+# the number of cells instead of growing with G (10,000 draws per cell made a
+# 10,001-row table whose marginal likelihoods took minutes per fit).
+FULL_ROWS_MAX = 4096
+CELLS_BLOCK = 1 << 16  # prompts per block when the cells' table rows are built
 
-    def __init__(self, g_values: np.ndarray) -> None:
+
+def _loglik_rows(g_all: np.ndarray, s_all: np.ndarray) -> np.ndarray:
+    """``log P(S | G, p = sigma(t))`` on the t grid, one row per ``(G, S)``."""
+    lp = -np.logaddexp(0, -T_GRID)  # log sigma(t)
+    lq = -np.logaddexp(0, T_GRID)  # log (1 - sigma(t))
+    g = g_all[:, None]
+    s_ = s_all[:, None]
+    logc = gammaln(g + 1) - gammaln(s_ + 1) - gammaln(g - s_ + 1)
+    return np.ascontiguousarray(logc + s_ * lp[None] + (g - s_) * lq[None])
+
+
+class Tables:
+    """Cell-level tables, one row per ``(G, S)`` pair. Full layout (``pairs``
+    not given): every ``S = 0..G`` of the distinct draw counts ``g_values``, row
+    ``offset[i] + s`` holding ``(g_values[i], s)``. Compact layout: the rows are
+    the given ``pairs = (g_all, s_all)`` (``offset`` is ``None``)."""
+
+    def __init__(
+        self,
+        g_values: np.ndarray,
+        pairs: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         self.g_values = np.asarray(g_values, dtype=np.int64)
-        self.offset = np.concatenate([[0], np.cumsum(self.g_values + 1)])[:-1]
-        self.n_rows = int((self.g_values + 1).sum())
-        lp = -np.logaddexp(0, -T_GRID)  # log sigma(t)
-        lq = -np.logaddexp(0, T_GRID)  # log (1 - sigma(t))
-        loglik = []
-        for g in self.g_values:
-            s = np.arange(g + 1)[:, None]
-            logc = gammaln(g + 1) - gammaln(s + 1) - gammaln(g - s + 1)
-            loglik.append(logc + s * lp[None] + (g - s) * lq[None])
-        self.loglik = np.ascontiguousarray(np.concatenate(loglik, axis=0))  # (R, n_t)
+        if pairs is None:
+            self.offset = np.concatenate([[0], np.cumsum(self.g_values + 1)])[:-1]
+            s_all = np.concatenate([np.arange(g + 1) for g in self.g_values])
+            g_all = np.repeat(self.g_values, self.g_values + 1)
+        else:
+            self.offset = None
+            g_all, s_all = (np.asarray(x, dtype=np.int64) for x in pairs)
+        self.g_all, self.s_all = g_all, s_all
+        self.n_rows = len(g_all)
+        self.loglik = _loglik_rows(g_all, s_all)  # (R, n_t)
         # (R, 2): log P(S | G, p) at p = 0 and p = 1 (0 or -inf)
-        s_all = np.concatenate([np.arange(g + 1) for g in self.g_values])
-        g_all = np.repeat(self.g_values, self.g_values + 1)
         self.edge_loglik = np.ascontiguousarray(
             np.stack(
                 [
@@ -303,12 +330,35 @@ class Tables:
                 self._logh.clear()
             mix, tails = _mixing(family, scale)
             # the atoms at p = 0 and p = 1 (count 0 / count G only)
-            h = _matmul(self.lik, mix) + _matmul(
+            h = _lik_times_mix(self.lik, self.offset is None, mix) + _matmul(
                 np.exp(self.edge_loglik), tails[:, :2].T
             )
             out = np.ascontiguousarray(np.log(np.maximum(h, 1e-300)))
             self._logh[key] = out
         return out
+
+
+def _lik_times_mix(lik: np.ndarray, compact: bool, mix: np.ndarray) -> np.ndarray:
+    """``lik @ mix``; for compact tables with many rows banded: a row's likelihood
+    is non-zero (in floating point) only on a window of the t grid, narrow at large
+    G, so the product costs ``O(R W n_eta)`` with ``W`` the widest window and
+    takes the same terms as the full product."""
+    R, nt = lik.shape
+    if not compact or R <= 512:
+        return _matmul(lik, mix)
+    keep = lik > 0
+    lo = keep.argmax(axis=1)
+    hi = nt - keep[:, ::-1].argmax(axis=1)
+    out = np.empty((R, mix.shape[1]))
+    for a in range(0, R, 256):
+        sl = slice(a, min(R, a + 256))
+        width = int((hi[sl] - lo[sl]).max())
+        start = np.minimum(lo[sl], nt - width)
+        idx = start[:, None] + np.arange(width)[None, :]
+        out[sl] = np.einsum(
+            "rw,rwe->re", np.take_along_axis(lik[sl], idx, 1), mix[idx], optimize=False
+        )
+    return out
 
 
 def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -369,12 +419,24 @@ def _estep_np(table, cell_row, topic, log_w, resp, ll_out=None) -> float:
 
 def _estep_stats(name, table, cell_row, topic, log_w, resp, K, R):
     if name == "cpp":
-        # fixed blocks (a function of N only): C is thread-count independent
-        block = max(4096, -(-cell_row.shape[0] // 16))
+        block = block_rows(cell_row.shape[0], table.size)
         ll, C = core().pgm_estep_stats(table, cell_row, topic, log_w, resp, block)
         return float(ll), C
     ll = _estep(name, table, cell_row, topic, log_w, resp)
     return ll, _stats(name, resp, cell_row, topic, K, R)
+
+
+# the fused kernels' per-block partial statistics stay below this many doubles
+PARTIAL_MAX = 1 << 25
+
+
+def block_rows(N: int, n_stats: int) -> int:
+    """Prompts per block of the fused E-step kernels: a function of the data's
+    shape only (not of the thread count), so that their block-ordered sums are
+    thread-count independent; at most 16 blocks, and few enough that the blocks'
+    partial statistics (``n_stats`` doubles each) stay below ``PARTIAL_MAX``."""
+    n_blocks = max(1, min(16, PARTIAL_MAX // max(int(n_stats), 1)))
+    return max(4096, -(-int(N) // n_blocks))
 
 
 def _stats(name, resp, cell_row, topic, K, R) -> np.ndarray:
@@ -428,15 +490,21 @@ def _mstep_window(name, C3, logh, cand, theta_flat, penalty):
     return f
 
 
+def _auto_stride(fit) -> int:
+    """:func:`emax_stride` of a fit's scale, largest draw count and most cells
+    per prompt."""
+    return emax_stride(
+        fit.family,
+        fit.scale,
+        int(fit.tables.g_values.max()),
+        int((fit.cell_row >= 0).sum(axis=1).max()),
+    )
+
+
 def _emax(name, fit, min_resp, stride=None):
     fam = FAMILIES.index(fit.family)
     if stride is None:
-        stride = emax_stride(
-            fit.family,
-            fit.scale,
-            int(fit.tables.g_values.max()),
-            int((fit.cell_row >= 0).sum(axis=1).max()),
-        )
+        stride = _auto_stride(fit)
     # With broad posteriors (a large stride) the cells' posteriors are built on
     # every coarse-th t point (at most half the node spacing, far below the
     # posterior SD; the end-corrected partial sums are O(dt^4)).
@@ -595,6 +663,9 @@ class LatentFit:
     class_weights: np.ndarray | None = field(default=None, repr=False)  # (T, K)
     class_resp: np.ndarray | None = field(default=None, repr=False)  # (N, K)
     bic: dict = field(default_factory=dict)  # n_classes -> BIC, when selected
+    # a lean fit (many prompts) keeps no ``resp`` (None) but the parameters
+    # ``(theta, scale, weights)`` of its last E-step, to recompute it in blocks
+    resp_at: tuple | None = field(default=None, repr=False)
 
     @property
     def d_grid(self) -> np.ndarray:
@@ -670,14 +741,35 @@ def _tables(g_values: np.ndarray) -> Tables:
 
 def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
     """The likelihood tables of the data's draw counts and each cell's table row
-    (``-1``: no draws)."""
+    (``-1``: no draws). Compact tables (only the observed ``(G, S)`` pairs) when
+    the full ones would exceed ``FULL_ROWS_MAX`` rows."""
     obs = G > 0
-    g_values = np.unique(G[obs])
-    tables = _tables(g_values)
-    gi = np.searchsorted(g_values, np.where(obs, G, g_values[0]))
-    cell_row = np.ascontiguousarray(
-        np.where(obs, tables.offset[gi] + S, -1).astype(np.int64)
+    g_values = np.unique(
+        np.concatenate(
+            [
+                np.unique(G[a : a + CELLS_BLOCK])
+                for a in range(0, max(len(G), 1), CELLS_BLOCK)
+            ]
+        )
     )
+    g_values = g_values[g_values > 0]
+    if int((g_values + 1).sum()) <= FULL_ROWS_MAX:
+        tables = _tables(g_values)
+        cell_row = np.empty(S.shape, np.int64)
+        # in blocks of prompts: no (N, L) int64 temporaries (N = 2e6, L = 33:
+        # four of them were 2 GB)
+        for a in range(0, len(S), CELLS_BLOCK):
+            sl = slice(a, a + CELLS_BLOCK)
+            o = obs[sl]
+            gi = np.searchsorted(g_values, np.where(o, G[sl], g_values[0]))
+            cell_row[sl] = np.where(o, tables.offset[gi] + S[sl], -1)
+        return tables, cell_row
+    g_max = int(g_values[-1])
+    key = np.where(obs, G.astype(np.int64) * (g_max + 1) + S, -1)
+    uniq, inv = np.unique(key[obs], return_inverse=True)
+    tables = Tables(g_values, (uniq // (g_max + 1), uniq % (g_max + 1)))
+    cell_row = np.full(S.shape, -1, np.int64)
+    cell_row[obs] = inv.reshape(-1)
     return tables, cell_row
 
 
@@ -821,21 +913,31 @@ def fit_latent(
 
     cand_idx, penalty = _candidates(theta_sd)
 
-    resp = np.empty((N, J))
+    # many prompts: no (N, J) array of posteriors; E-steps in blocks of prompts,
+    # the posterior maximum recomputes each block's at the parameters kept here
+    lean = N * J > LEAN_ABOVE
+    resp = None if lean else np.empty((N, J))
+    resp_at = None
     ll_old = -np.inf
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
         table = _cell_table(tables.logh(family, sc), theta)
         log_w = np.log(np.maximum(weights, 1e-300))
-        ll, C = _estep_stats(
-            name, table, cell_row, topic, log_w, resp, K, tables.n_rows
-        )
+        if lean:
+            resp_at = (theta, sc, weights)
+            ll, C, w_sum = _estep_stats_blocks(
+                name, table, cell_row, topic, log_w, K, tables.n_rows
+            )
+        else:
+            ll, C = _estep_stats(
+                name, table, cell_row, topic, log_w, resp, K, tables.n_rows
+            )
         if ll - ll_old < tol * n_cells and it > 1:
             converged = True
             break
         ll_old = ll
-        weights = resp.mean(axis=0)
+        weights = w_sum / N if lean else resp.mean(axis=0)
         theta, sc, h = _m_step(
             name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty
         )
@@ -853,6 +955,7 @@ def fit_latent(
         tables=tables,
         cell_row=cell_row,
         topic=topic,
+        resp_at=resp_at,
     )
 
 
@@ -868,9 +971,63 @@ def posterior_max(
     renormalised. ``stride``: node spacing of the x integral in t-grid steps
     (default: :func:`emax_stride`)."""
     name = resolve_backend(backend)
-    emax, emax2, pmean = _emax(name, fit, float(min_resp), stride)
-    pmean = np.where(fit.cell_row >= 0, pmean, np.nan)
-    return np.asarray(emax), np.asarray(emax2), pmean
+    if fit.resp is not None:
+        emax, emax2, pmean = _emax(name, fit, float(min_resp), stride)
+        pmean = np.where(fit.cell_row >= 0, pmean, np.nan)
+        return np.asarray(emax), np.asarray(emax2), pmean
+    # a lean fit: each block's posteriors recomputed at the fit's last E-step
+    # (per prompt the same numbers as the E-step's), its posterior maximum
+    if stride is None:
+        stride = _auto_stride(fit)
+    N, L = fit.cell_row.shape
+    emax, emax2 = np.empty(N), np.empty(N)
+    pmean = np.empty((N, L))
+    for sl, resp in resp_blocks(fit, name):
+        sub = dataclasses.replace(
+            fit, resp=resp, cell_row=fit.cell_row[sl], topic=fit.topic[sl]
+        )
+        e1, e2, pm = _emax(name, sub, float(min_resp), stride)
+        emax[sl], emax2[sl] = e1, e2
+        pmean[sl] = pm
+        pmean[sl][sub.cell_row < 0] = np.nan
+    return emax, emax2, pmean
+
+
+def resp_blocks(fit: LatentFit, name: str):
+    """``(slice, resp)`` per block of ``LEAN_BLOCK`` prompts of a lean fit: the
+    difficulty posteriors at the parameters of its last E-step."""
+    theta, sc, weights = fit.resp_at
+    table = _cell_table(fit.tables.logh(fit.family, sc), theta)
+    log_w = np.log(np.maximum(weights, 1e-300))
+    N = fit.cell_row.shape[0]
+    K = theta.shape[1]
+    for a in range(0, N, LEAN_BLOCK):
+        sl = slice(a, min(N, a + LEAN_BLOCK))
+        resp = np.empty((sl.stop - a, len(D_GRID)))
+        rows = np.ascontiguousarray(fit.cell_row[sl])
+        if name == "cpp":  # the fit's own kernel: the same posteriors
+            _estep_stats(name, table, rows, fit.topic[sl], log_w, resp, K, 1)
+        else:
+            _estep(name, table, rows, fit.topic[sl], log_w, resp)
+        yield sl, resp
+
+
+def _estep_stats_blocks(name, table, cell_row, topic, log_w, K, R):
+    """:func:`_estep_stats` over blocks of ``LEAN_BLOCK`` prompts, storing no
+    posteriors: ``(ll, C, sum_n resp[n])``."""
+    N = cell_row.shape[0]
+    ll, C, w_sum = 0.0, None, np.zeros(len(log_w))
+    resp = np.empty((min(N, LEAN_BLOCK), len(log_w)))
+    for a in range(0, N, LEAN_BLOCK):
+        sl = slice(a, min(N, a + LEAN_BLOCK))
+        r = resp[: sl.stop - a]
+        ll_b, C_b = _estep_stats(
+            name, table, np.ascontiguousarray(cell_row[sl]), topic[sl], log_w, r, K, R
+        )
+        ll += ll_b
+        C = C_b if C is None else C + C_b
+        w_sum += r.sum(axis=0)
+    return ll, C, w_sum
 
 
 def pgm_decomposition(

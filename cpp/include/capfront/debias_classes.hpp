@@ -1,0 +1,161 @@
+// Latent prompt classes of the latent-difficulty model (design §4b): the fused
+// E-step of the class EM. Pure C++17, no Python headers.
+//
+// Prompt n (topic label t_n) is carried once per class k; the pair's theta column is
+// t_n * K + k of the table T[((l * TK + col) * R + row) * J + j] (TK = n_labels * K).
+// Per prompt, the kernel computes every pair's difficulty posterior and log marginal
+// likelihood ll[n, k] (as pgm_estep), the class responsibilities
+//   r[n, k] = pi[t_n, k] exp(ll[n, k]) / sum_k' pi[t_n, k'] exp(ll[n, k']),
+// and, in the same pass, the M-step statistics
+//   C[l, col, row, j] += r[n, k] * resp_nk[j]     (pairs with r > keep_r),
+//   wsum[j]           += sum_k r[n, k] resp_nk[j]  (the difficulty prior's update),
+// so no (N K, J) array of pair posteriors is ever stored. Prompts are cut into fixed
+// blocks of block_rows (a function of N only); each block sums into its own partial
+// and the partials are added in block order: results do not depend on the thread count.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "debias.hpp"
+#include "parallel.hpp"
+
+namespace capfront {
+
+// below exp(-40) of its maximum a pair posterior's weight is under kRespFloor and
+// changes the normaliser by less than J * 4e-18 (rounding): it is not exponentiated
+constexpr double kExpCut = -40.0;
+
+struct ClassEstepArgs {
+    const double* T;          // (L, TK, R, J) log h table
+    const std::int64_t* rows; // (N, L) cell rows, -1: no draws
+    const std::int64_t* label;// (N,) topic labels
+    const double* log_w;      // (J,)
+    const double* log_pi;     // (n_labels, K)
+    const double* prev_r;     // (N, K) or nullptr: pairs with prev_r < sparse_r skipped
+    double sparse_r;
+    double keep_r;            // statistics only of pairs with r > keep_r
+    std::size_t N, L, K, TK, R, J;
+    std::size_t block_rows;
+};
+
+// Returns sum_n log sum_k pi exp(ll[n, k]); fills r_out (N, K) and, when given,
+// C (L, TK, R, J), wsum (J) and resp_out (N K, J: the pair posteriors, 0 for skipped
+// pairs) and ll_out (N K: the pairs' ll, -inf for skipped pairs).
+inline double pgm_class_estep(const ClassEstepArgs& a, double* r_out, double* C,
+                              double* wsum, double* resp_out, double* ll_out) {
+    const std::size_t N = a.N, L = a.L, K = a.K, TK = a.TK, R = a.R, J = a.J;
+    const std::size_t P = C != nullptr ? L * TK * R * J : 0;
+    const std::size_t br = std::max<std::size_t>(1, a.block_rows);
+    const std::size_t n_blocks = (N + br - 1) / br;
+    std::vector<double> part_c(n_blocks * P, 0.0);
+    std::vector<double> part_w(wsum != nullptr ? n_blocks * J : 0, 0.0);
+    std::vector<double> part_ll(n_blocks, 0.0);
+    const double max_log_w = max_of(a.log_w, J);
+    const double ninf = -std::numeric_limits<double>::infinity();
+    const double work = static_cast<double>(N * K * L * J) * (C != nullptr ? 2.0 : 1.0);
+    parallel_blocks_min(n_blocks, 1, work, [&](std::size_t b0, std::size_t b1) {
+        std::vector<double> buf(K * J);
+        std::vector<double> llk(K), rk(K);
+        std::vector<std::size_t> lo(K), hi(K);
+        for (std::size_t b = b0; b < b1; ++b) {
+            double* cb = C != nullptr ? part_c.data() + b * P : nullptr;
+            double* wb = wsum != nullptr ? part_w.data() + b * J : nullptr;
+            double acc_ll = 0.0;
+            const std::size_t i1 = std::min(N, (b + 1) * br);
+            for (std::size_t n = b * br; n < i1; ++n) {
+                const std::int64_t* rows = a.rows + n * L;
+                const std::size_t t = static_cast<std::size_t>(a.label[n]);
+                for (std::size_t k = 0; k < K; ++k) {
+                    double* r = buf.data() + k * J;
+                    lo[k] = hi[k] = 0;
+                    if (a.prev_r != nullptr && !(a.prev_r[n * K + k] >= a.sparse_r)) {
+                        llk[k] = ninf;
+                        continue;
+                    }
+                    pgm_prompt_logpost(a.T, rows, t * K + k, L, TK, R, J, a.log_w,
+                                       max_log_w, r);
+                    double mx = ninf;
+                    for (std::size_t j = 0; j < J; ++j) mx = std::max(mx, r[j]);
+                    double tot = 0.0;
+                    for (std::size_t j = 0; j < J; ++j) {
+                        const double v = r[j] - mx;
+                        r[j] = v < kExpCut ? 0.0 : std::exp(v);
+                        tot += r[j];
+                    }
+                    std::size_t j0 = J, j1 = 0;
+                    for (std::size_t j = 0; j < J; ++j) {
+                        r[j] /= tot;
+                        if (r[j] < kRespFloor) {
+                            r[j] = 0.0;
+                        } else {
+                            j0 = std::min(j0, j);
+                            j1 = j + 1;
+                        }
+                    }
+                    lo[k] = j0 < j1 ? j0 : 0;
+                    hi[k] = j0 < j1 ? j1 : 0;
+                    llk[k] = mx + std::log(tot);
+                }
+                // class responsibilities: log-sum-exp over the classes
+                double m = ninf;
+                for (std::size_t k = 0; k < K; ++k)
+                    m = std::max(m, llk[k] + a.log_pi[t * K + k]);
+                double s = 0.0;
+                for (std::size_t k = 0; k < K; ++k) s += std::exp(llk[k] + a.log_pi[t * K + k] - m);
+                const double lse = m + std::log(s);
+                acc_ll += lse;
+                for (std::size_t k = 0; k < K; ++k) {
+                    rk[k] = std::exp(llk[k] + a.log_pi[t * K + k] - lse);
+                    r_out[n * K + k] = rk[k];
+                    if (ll_out != nullptr) ll_out[n * K + k] = llk[k];
+                }
+                if (resp_out != nullptr) {
+                    double* ro = resp_out + n * K * J;
+                    std::copy(buf.begin(), buf.end(), ro);
+                    for (std::size_t k = 0; k < K; ++k)
+                        if (llk[k] == ninf) std::fill(ro + k * J, ro + (k + 1) * J, 0.0);
+                }
+                if (wb != nullptr) {
+                    for (std::size_t k = 0; k < K; ++k) {
+                        const double* r = buf.data() + k * J;
+                        for (std::size_t j = lo[k]; j < hi[k]; ++j) wb[j] += r[j] * rk[k];
+                    }
+                }
+                if (cb == nullptr) continue;
+                for (std::size_t k = 0; k < K; ++k) {
+                    if (!(rk[k] > a.keep_r)) continue;
+                    double* r = buf.data() + k * J;
+                    for (std::size_t j = lo[k]; j < hi[k]; ++j) r[j] *= rk[k];
+                    const std::size_t col = t * K + k;
+                    for (std::size_t l = 0; l < L; ++l) {
+                        if (rows[l] < 0) continue;
+                        double* c = cb + ((l * TK + col) * R + static_cast<std::size_t>(rows[l])) * J;
+                        for (std::size_t j = lo[k]; j < hi[k]; ++j) c[j] += r[j];
+                    }
+                }
+            }
+            part_ll[b] = acc_ll;
+        }
+    });
+    if (C != nullptr) {
+        std::fill(C, C + P, 0.0);
+        for (std::size_t b = 0; b < n_blocks; ++b) {
+            const double* cb = part_c.data() + b * P;
+            for (std::size_t i = 0; i < P; ++i) C[i] += cb[i];
+        }
+    }
+    if (wsum != nullptr) {
+        std::fill(wsum, wsum + J, 0.0);
+        for (std::size_t b = 0; b < n_blocks; ++b)
+            for (std::size_t j = 0; j < J; ++j) wsum[j] += part_w[b * J + j];
+    }
+    double ll = 0.0;
+    for (double v : part_ll) ll += v;
+    return ll;
+}
+
+}  // namespace capfront
