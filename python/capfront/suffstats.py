@@ -413,3 +413,23 @@ def _compact(
 def _label_array(values: np.ndarray) -> np.ndarray:
     arr = np.asarray(values)
     return arr if arr.dtype.kind in "iu" else arr.astype(object)
+
+
+def raise_flags(flags: dict[str, int]) -> None:
+    """``ValueError`` for the bad values :func:`sufficient_stats` flagged
+    (non-finite or out-of-range scores, bad cost or latency)."""
+    if flags.get("nonfinite_scores"):
+        raise ValueError(
+            f"scores contain {flags['nonfinite_scores']} NaN or inf value(s)"
+        )
+    if flags.get("out_of_range_scores"):
+        raise ValueError(
+            f"scores must lie in [0, 1]; {flags['out_of_range_scores']} value(s) are "
+            "outside"
+        )
+    if flags.get("bad_cost"):
+        raise ValueError(f"cost has {flags['bad_cost']} negative, NaN or inf value(s)")
+    if flags.get("bad_latency"):
+        raise ValueError(
+            f"latency has {flags['bad_latency']} negative, NaN or inf value(s)"
+        )
