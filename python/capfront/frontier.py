@@ -41,6 +41,7 @@ from ._validate import (
     whole_number,
 )
 from .errors import OutsideFrontierWarning
+from .oracles import best_model, best_models
 from .results import EvalResults
 
 __all__ = [
@@ -1020,14 +1021,11 @@ class Frontier(ResultProtocol):
 
     def best_single(self) -> tuple[str, float, float]:
         """(model, accuracy, mean cost) of the most accurate single model (one
-        generation) on the frontier's prompts; ties (accuracies equal to a relative
-        1e-12, i.e. up to the rounding of the means) go to the cheapest, then the
-        first."""
+        generation) on the frontier's prompts; ties (within 1e-12) go to the
+        cheapest, then the first (the one rule of
+        :func:`capfront.oracles.best_model`)."""
         pts = self.single_points(best_of_k=False)
-        best = pts["quality"].max()
-        tied = np.isclose(pts["quality"], best, rtol=1e-12, atol=0.0)
-        cand = pts[tied].sort_values("cost", kind="stable")
-        row = cand.iloc[0]
+        row = pts.iloc[best_model(pts["quality"].to_numpy(), pts["cost"].to_numpy())]
         return str(row["model"]), float(row["quality"]), float(row["cost"])
 
     def _compared_weights(self) -> np.ndarray:
@@ -1169,10 +1167,9 @@ class Frontier(ResultProtocol):
         with np.errstate(invalid="ignore", divide="ignore"):
             acc = np.where(share > 0, (W @ q1) / share, -np.inf)
             cst = np.where(share > 0, (W @ c1) / share, np.inf)
+        best = best_models(acc, cst)
         for r in range(W.shape[0]):
-            top = acc[r].max()
-            tied = np.flatnonzero(np.isclose(acc[r], top, rtol=1e-12, atol=0.0))
-            i = int(tied[np.argmin(cst[r, tied])])
+            i = int(best[r])
             v = frontier_vertices(self.segments, W[r], backend=self.backend)
             m = frontier_metrics(v, float(cst[r, i]), float(acc[r, i]))
             out[r] = m["error_reduction"], m["cost_reduction"]
