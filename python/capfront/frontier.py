@@ -61,7 +61,7 @@ _TOL = 1e-12  # relative slack at the ends of the frontier (rounding of sums)
 
 # --------------------------------------------------------------------------- segments
 @dataclass(frozen=True)
-class HullSegments:
+class HullSegments(ResultProtocol):
     """The per-prompt hull segments of a frontier, merged by slope.
 
     For prompt weights ``w`` (summing to 1) the frontier's vertices are
@@ -96,6 +96,42 @@ class HullSegments:
     @property
     def n_prompts(self) -> int:
         return int(self.base_cost.shape[0])
+
+    @property
+    def value(self) -> float:
+        """The result protocol's headline: the top of the frontier with equal
+        prompt weights, ``mean_n base_quality + sum_s dquality / N`` (every segment
+        taken: the oracle quality with unlimited budget)."""
+        n = self.n_prompts
+        if n == 0:
+            return float("nan")
+        return float(self.base_quality.mean() + self.dquality.sum() / n)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``value``, the sizes and the base point's mean cost and quality; the
+        per-segment arrays are in :meth:`to_frame`."""
+        d = self._protocol_head()
+        d.update(
+            n_prompts=self.n_prompts,
+            n_segments=self.n_segments,
+            base_cost=plain(self.base_cost.mean() if self.n_prompts else None),
+            base_quality=plain(self.base_quality.mean() if self.n_prompts else None),
+        )
+        return d
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per segment in slope order: ``prompt``, ``option_from``,
+        ``option_to``, ``dcost``, ``dquality``, ``slope``."""
+        return pd.DataFrame(
+            {
+                "prompt": self.prompt,
+                "option_from": self.option_from,
+                "option_to": self.option_to,
+                "dcost": self.dcost,
+                "dquality": self.dquality,
+                "slope": self.slope,
+            }
+        )
 
     @property
     def n_segments(self) -> int:

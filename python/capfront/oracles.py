@@ -15,11 +15,12 @@ highest), then the first in model order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from ._backend import resolve_backend
+from ._protocol import ResultProtocol
 from .results import EvalResults
 
 ORACLE_KINDS = ("prehoc", "posthoc", "union")
@@ -76,15 +77,17 @@ def on_common_prompts(results: EvalResults, on: str = "common") -> EvalResults:
 
 
 @dataclass(frozen=True)
-class OracleResult:
+class OracleResult(ResultProtocol):
     """A naive oracle: ``value`` (mean quality) and ``cost`` (mean cost per prompt,
-    NaN without costs); ``choice`` is the routed model per prompt (prehoc only);
-    ``n_prompts`` the prompts averaged (fewer than N with incomplete coverage)."""
+    NaN without costs); ``choice`` is the routed model per prompt (prehoc only;
+    left out of ``to_dict``); ``n_prompts`` the prompts averaged (fewer than N with
+    incomplete coverage). A plug-in estimate: ``ci`` is ``(nan, nan)`` (bootstrap
+    it with ``capfront.bootstrap(results, "naive_oracle")``)."""
 
     kind: str
     value: float
     cost: float
-    choice: np.ndarray | None = None
+    choice: np.ndarray | None = field(default=None, repr=False)
     n_prompts: int | None = None
 
     def __float__(self) -> float:

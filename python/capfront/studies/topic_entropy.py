@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._protocol import ResultProtocol
 from ..expected_max import expected_max_binomial
 from ..results import EvalResults
 from ..simulate import simulate
@@ -19,7 +20,7 @@ _N_BINS = 8
 
 
 @dataclass
-class TopicEntropyResult:
+class TopicEntropyResult(ResultProtocol):
     """Result of :func:`topic_entropy`.
 
     Attributes
@@ -62,6 +63,26 @@ class TopicEntropyResult:
     def spearman(self) -> float:
         """Spearman rank correlation of the true gain with ``H(pi)``."""
         return float(self.summary.set_index("estimate").loc["true", "spearman"])
+
+    @property
+    def level(self) -> float:
+        """0.95: the bootstrap-over-workloads interval of ``spearman`` is a 95% one."""
+        return 0.95
+
+    @property
+    def value(self) -> float:
+        """The result protocol's headline: :attr:`spearman`."""
+        return self.spearman
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """The 95% bootstrap-over-workloads interval of :attr:`spearman`."""
+        row = self.summary.set_index("estimate").loc["true"]
+        return (float(row["spearman_lo"]), float(row["spearman_hi"]))
+
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`table`: one row per simulated workload."""
+        return self.table
 
     def plot(self, ax=None):  # noqa: ANN001, ANN201 (matplotlib is optional at import)
         """Gain against ``H(pi)``: workloads as dots, entropy-bin means as lines."""
