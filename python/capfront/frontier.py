@@ -454,17 +454,12 @@ def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
                 f"{float(arr[outside][0])!r}"
             )
         return arr
-    try:
-        from . import debias  # type: ignore[attr-defined]
-    except ImportError:
-        debias = None
-    fn = getattr(debias, "cell_quality", None)
-    if fn is not None:  # the debiasing module's own per-cell estimates, if it has them
-        arr = np.array(fn(results, quality), dtype=np.float64)
-    elif quality == "pgm" and hasattr(debias, "debiased_oracle"):
+    if quality == "pgm":
+        from .debias import debiased_oracle
+
         # posterior means E_post[p[n, l]] of the latent model (design §4b): the
         # frontier's top is then mean_n max_l E_post[p[n, l]]
-        fit = debias.debiased_oracle(results, "pgm")
+        fit = debiased_oracle(results, "pgm")
         arr = np.array(fit.diagnostics["posterior_mean_p"], dtype=np.float64)
     else:
         raise ValueError(

@@ -1045,7 +1045,6 @@ NOT_SECTIONS = {
     "capfront_version",
     "settings",
     "source",
-    "unavailable",
     "files",
     "truth",
 }
@@ -1064,15 +1063,6 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
     for key, sec in data.items():
         if key not in RENDERERS and key not in NOT_SECTIONS and sec is not None:
             out += _generic_blocks(key, sec)
-    if data.get("unavailable"):
-        out.append(
-            Block(
-                "Not in this version",
-                [],
-                [],
-                ["not available yet: " + ", ".join(data["unavailable"])],
-            )
-        )
     return out
 
 

@@ -142,22 +142,14 @@ class TopicEntropyResult(ResultProtocol):
 
 
 def _debiased_oracle(results: EvalResults, method: str | None) -> tuple[float, str]:
-    """The debiased oracle from ``capfront.debiased_oracle(results, method)`` when it
-    exists, else (only for ``bootstrap_bc`` or ``None``) the parametric bootstrap bias
-    correction of design §4c computed here:
+    """``capfront.debiased_oracle(results, method)``, or with ``method=None`` the
+    parametric bootstrap bias correction of design §4c computed here:
     ``O_bc = 2 O_biased - mean_n E[max_l Bin(G, p_hat_nl) / G]``."""
-    import capfront
+    if method is not None:
+        from ..debias import debiased_oracle
 
-    fn = getattr(capfront, "debiased_oracle", None)
-    if fn is not None and method is not None:
-        out = fn(results, method)
-        value = getattr(out, "value", out)
-        return float(value), f"capfront.debiased_oracle({method!r})"
-    if method not in (None, "bootstrap_bc"):
-        raise ValueError(
-            f"debias_method {method!r} needs capfront.debiased_oracle, which is not "
-            "available; use 'bootstrap_bc' or None"
-        )
+        out = debiased_oracle(results, method)
+        return float(out.value), f"capfront.debiased_oracle({method!r})"
     p_hat = results.p_hat
     naive = float(p_hat.max(axis=1).mean())
     e1 = float(expected_max_binomial(p_hat, results.n_draws).mean())
