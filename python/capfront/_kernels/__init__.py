@@ -26,6 +26,12 @@ __all__ = ["Kernel", "dispatch", "kernel", "kernels", "register"]
 # family module -> the kernels it registers (imported on first use, so importing
 # capfront does not import every family)
 _FAMILIES = {
+    "frontier": (
+        "hull_segments_dense",
+        "hull_segments_cells",
+        "hull_segments_posthoc",
+        "frontier_vertices",
+    ),
     "oracle": ("naive_oracle_rows", "union_oracle_rows"),
     "pareto3d": ("pareto_minima_3d",),
 }

@@ -1,0 +1,197 @@
+"""Every registered kernel (``capfront._kernels.kernels()``) on every available
+backend gives the NumPy reference's arrays bit for bit, on edge-case inputs:
+empty, one row, non-contiguous, byte-swapped (where the kernel's contract takes
+any array), NaN where allowed; a ``ValueError`` of the reference is one on every
+backend.
+
+Each kernel has its edge-case builder in :data:`CASES` (the test fails for a
+kernel without one, so a new registry entry comes with its cases).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import capfront as cf
+from capfront._kernels import kernels
+
+Case = tuple[Any, ...]
+
+
+def _swapped(a: np.ndarray) -> np.ndarray:
+    """The same values in the non-native byte order."""
+    return a.astype(a.dtype.newbyteorder())
+
+
+def _strided(a: np.ndarray) -> np.ndarray:
+    """The same values as a non-contiguous view (every other column of a wider
+    array)."""
+    wide = np.zeros((a.shape[0], 2 * a.shape[1]), dtype=a.dtype)
+    wide[:, ::2] = a
+    return wide[:, ::2]
+
+
+def _oracle_cases(rng: np.random.Generator) -> dict[str, Case]:
+    S = rng.integers(0, 4, (7, 3))
+    G = np.full((7, 3), 3)
+    G[2, 1] = 0
+    C = rng.random((7, 3))
+    C[4, 0] = np.nan
+    return {
+        "empty": (S[:0], G[:0], C[:0]),
+        "one row": (S[:1], G[:1], C[:1]),
+        "one model": (S[:, :1], G[:, :1], None),
+        "non-contiguous": (_strided(S), _strided(G), _strided(C)),
+        "byte-swapped": (_swapped(S), _swapped(G), _swapped(C)),
+        "broadcast draws": (S, np.broadcast_to(np.int64(3), S.shape), C),
+        "graded, NaN cost": (S / 3.0, G, C),
+        "no model run": (S[:2], np.zeros((2, 3), dtype=np.int64), C[:2]),
+    }
+
+
+def _pareto_cases(rng: np.random.Generator) -> dict[str, Case]:
+    pts = rng.integers(0, 3, (40, 3)).astype(np.float64)
+    up = (True, False, False)
+    nan = pts.copy()
+    nan[3, 1] = np.nan
+    return {
+        "empty": (pts[:0], up),
+        "one row": (pts[:1], up),
+        "non-contiguous": (pts[::2], up),
+        "byte-swapped": (_swapped(pts), up),
+        "ties and -0.0": (np.array([[0.0, 1.0, 1.0], [-0.0, 1.0, 1.0]]), up),
+        "NaN refused": (nan, up),
+    }
+
+
+def _hull_inputs(rng: np.random.Generator, N: int, M: int) -> tuple[np.ndarray, ...]:
+    c = rng.choice([0.0, 0.5, 1.0, 2.0], size=(N, M))
+    q = rng.integers(0, 5, (N, M)) / 4
+    return c, q
+
+
+def _dense_cases(rng: np.random.Generator) -> dict[str, Case]:
+    # the kernel takes C-contiguous float64 (hull_segments makes them so)
+    c, q = _hull_inputs(rng, 30, 4)
+    c_nan, q_inf = c.copy(), q.copy()
+    c_nan[0] = np.nan  # a prompt without an available option
+    q_inf[1, 2] = np.inf
+    return {
+        "one row": (c[:1].copy(), q[:1].copy()),
+        "one option": (c[:, :1].copy(), q[:, :1].copy()),
+        "unavailable options": (c_nan, q_inf),
+        "equal costs and qualities": (np.ones((5, 3)), np.full((5, 3), 0.5)),
+        "general": (c, q),
+    }
+
+
+def _cells_cases(rng: np.random.Generator) -> dict[str, Case]:
+    # any strides (the C++ kernel reads them in place); native byte order and the
+    # kernel's dtypes (float64 cost, int32/int64 draws): the caller converts
+    S = rng.integers(0, 4, (20, 3))
+    G = np.full((20, 3), 3)
+    G[5, 0] = 0
+    C = rng.choice([0.0, 1.0, 3.0], size=(20, 3))
+    p = S / 3.0
+    return {
+        "counts": (S, G, C, True, True),
+        "one row": (S[:1], G[:1], C[:1], True, True),
+        "broadcast draws": (S, np.broadcast_to(np.int64(3), S.shape), C, True, True),
+        "non-contiguous": (_strided(S), _strided(G), _strided(C), True, True),
+        "given quality and cost": (p, G, C, False, False),
+        "per-model cost": (S, G, np.broadcast_to(C[0], C.shape), True, False),
+        "negative cost refused": (S, G, -C - 1.0, True, False),
+    }
+
+
+def _posthoc_cases(rng: np.random.Generator) -> dict[str, Case]:
+    S = rng.integers(0, 4, (25, 3)).astype(np.int64)
+    G = np.full((25, 3), 3, dtype=np.int64)
+    G[3, 2] = 0
+    cbar = rng.choice([0.5, 1.0, 2.0], size=(25, 3))
+    cbar[G == 0] = np.nan
+    return {
+        "one row": (S[:1].copy(), G[:1].copy(), cbar[:1].copy(), 3),
+        "k = 1": (S, G, cbar, 1),
+        "k = G": (S, G, cbar, 3),
+        "one model": (S[:, :1].copy(), G[:, :1].copy(), cbar[:, :1].copy(), 2),
+    }
+
+
+def _vertices_cases(rng: np.random.Generator) -> dict[str, Case]:
+    res = cf.simulate(30, 3, 4, seed=1)
+    seg = cf.frontier(res, backend="numpy").segments
+    w = np.full(seg.n_prompts, 1.0 / seg.n_prompts)
+    x0 = float(np.sum(w * seg.base_cost))
+    y0 = float(np.sum(w * seg.base_quality))
+    args = (x0, y0, w, seg.prompt, seg.dcost, seg.dquality)
+    some = w * (rng.random(w.size) < 0.5)
+    collinear = (0.0, 0.0, np.ones(3), np.arange(3), np.ones(3), np.full(3, 0.5))
+    return {
+        "no segments": (x0, y0, w, seg.prompt[:0], seg.dcost[:0], seg.dquality[:0]),
+        "one segment": (*args[:3], seg.prompt[:1], seg.dcost[:1], seg.dquality[:1]),
+        "zero weights": (x0, y0, some, *args[3:]),
+        "collinear run": collinear,
+        "non-contiguous weights": (x0, y0, np.repeat(w, 2)[::2], *args[3:]),
+        "byte-swapped": (x0, y0, _swapped(w), *args[3:]),
+        "general": args,
+    }
+
+
+CASES: dict[str, Callable[[np.random.Generator], dict[str, Case]]] = {
+    "naive_oracle_rows": _oracle_cases,
+    "union_oracle_rows": _oracle_cases,
+    "pareto_minima_3d": _pareto_cases,
+    "hull_segments_dense": _dense_cases,
+    "hull_segments_cells": _cells_cases,
+    "hull_segments_posthoc": _posthoc_cases,
+    "frontier_vertices": _vertices_cases,
+}
+
+
+def _run(fn: Callable[..., Any], args: Case) -> Any:
+    try:
+        return fn(*args)
+    except ValueError as err:
+        return ValueError(str(err).split(";")[0])
+
+
+def _same(a: Any, b: Any, where: str) -> None:
+    if isinstance(a, ValueError) or isinstance(b, ValueError):
+        assert isinstance(a, ValueError) and isinstance(b, ValueError), (where, a, b)
+        return
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), where
+        for k in a:
+            _same(a[k], b[k], f"{where}[{k}]")
+        return
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{where}[{i}]")
+        return
+    if a is None or b is None:
+        assert a is None and b is None, where
+        return
+    x, y = np.asarray(a), np.asarray(b)
+    assert x.shape == y.shape, (where, x.shape, y.shape)
+    np.testing.assert_array_equal(x, y, err_msg=where, strict=False)
+
+
+def test_every_kernel_has_edge_cases() -> None:
+    assert set(kernels()) <= set(CASES), sorted(set(kernels()) - set(CASES))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("backend", cf.available_backends())
+def test_parity(name: str, backend: str) -> None:
+    k = kernels()[name]
+    cases = CASES[name](np.random.default_rng(7))
+    for label, args in cases.items():
+        want = _run(k.numpy, args)
+        got = _run(k.for_backend(backend), args)
+        _same(want, got, f"{name} / {backend} / {label}")
