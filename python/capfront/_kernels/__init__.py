@@ -34,6 +34,7 @@ _FAMILIES = {
     ),
     "oracle": ("naive_oracle_rows", "union_oracle_rows"),
     "pareto3d": ("pareto_minima_3d",),
+    "suffstats": ("sufficient_stats",),
 }
 
 _REGISTRY: dict[str, Kernel] = {}
