@@ -192,8 +192,10 @@ def test_debiased_oracle_graded_uses_backend(monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("numpy path taken")
 
-    monkeypatch.setattr(graded, "_crossfit_rows_np", boom)
-    monkeypatch.setattr(graded, "_curve_rows_np", boom)
+    from capfront._kernels import graded as graded_kernels
+
+    monkeypatch.setattr(graded_kernels, "_crossfit_rows_np", boom)
+    monkeypatch.setattr(graded_kernels, "_curve_rows_np", boom)
     for m in ("crossfit", "extrapolation", "jackknife"):
         with pytest.raises(RuntimeError, match="numpy path"):
             cf.debiased_oracle(res, m, backend="numpy")
@@ -216,7 +218,10 @@ def test_deterministic_for_a_seed(backend, threads, monkeypatch):
     assert not np.array_equal(
         a, graded.graded_crossfit_rows(scores, valid, seed=12, **kw)
     )
-    monkeypatch.setattr(graded, "_NUMPY_CHUNK", 4)  # NumPy chunking does not matter
+    from capfront._kernels import graded as graded_kernels
+
+    # NumPy chunking does not matter
+    monkeypatch.setattr(graded_kernels, "_NUMPY_CHUNK", 4)
     d = graded.graded_curve_rows(scores, valid, [1, 3], seed=11, **kw)
     e = graded.graded_curve_rows(
         scores, valid, [1, 3], seed=11, backend="numpy", n_splits=70

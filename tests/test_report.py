@@ -210,10 +210,12 @@ def test_save_without_frontier(tmp_path, monkeypatch):
 
 
 def test_failed_section_does_not_lose_the_report(monkeypatch):
+    import capfront.report as report_mod
+
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(capfront, "frontier", broken, raising=False)
+    monkeypatch.setattr(report_mod, "frontier", broken)
     res = load(FIX / "counts.csv").results
     rep = build_report(res, n_resamples=50, audit_sims=0)
     assert rep.data["frontier"]["failed"] is True
@@ -367,14 +369,18 @@ def small():
 
 def test_interval_description_from_the_result(small, monkeypatch):
     """``ci_note`` (plain words from the estimator) wins over ``ci_method``."""
+    import capfront.report as report_mod
+
     real = capfront.debiased_oracle
 
     def with_note(*args, **kwargs):
         res = real(*args, **kwargs)
-        res.ci_note = "made of the audit's measured error, in plain words"
+        res.diagnostics["ci_note"] = (
+            "made of the audit's measured error, in plain words"
+        )
         return res
 
-    monkeypatch.setattr(capfront, "debiased_oracle", with_note)
+    monkeypatch.setattr(report_mod, "debiased_oracle", with_note)
     rep = build_report(small, n_resamples=20, audit_sims=2)
     assert rep.data["debiased_oracle"]["ci_note"].startswith("made of")
     assert "interval: made of the audit's measured error" in rendered(rep)
@@ -383,6 +389,8 @@ def test_interval_description_from_the_result(small, monkeypatch):
 def test_audit_verdict_is_rendered(small, monkeypatch):
     """``trusted``, ``bracket`` and ``checks`` of the audit (when it has them)
     reach the JSON and the text in plain words."""
+    import capfront.report as report_mod
+
     real = capfront.audit
 
     def verdict(*args, **kwargs):
@@ -394,7 +402,7 @@ def test_audit_verdict_is_rendered(small, monkeypatch):
         )
         return a
 
-    monkeypatch.setattr(capfront, "audit", verdict)
+    monkeypatch.setattr(report_mod, "run_audit", verdict)
     rep = build_report(small, n_resamples=20, audit_sims=2)
     audit = rep.data["debiased_oracle"]["audit"]
     assert audit["trusted"] is False and audit["bracket"] == [0.61, 0.72]

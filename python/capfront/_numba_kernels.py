@@ -1,5 +1,6 @@
-"""Numba versions of the foundation kernels, line-for-line ports of
-``cpp/include/capfront/{suffstats,expected_max}.hpp``."""
+"""Numba versions of the expected-max kernels, line-for-line ports of
+``cpp/include/capfront/expected_max.hpp``. The sufficient-statistics port moved to
+:mod:`capfront._kernels.suffstats` (re-exported here)."""
 
 from __future__ import annotations
 
@@ -8,128 +9,7 @@ import math
 import numpy as np
 
 from ._jit import njit, prange
-
-
-@njit(parallel=True)
-def _suffstats_loop(
-    scores,
-    mask,
-    has_mask,
-    cost,
-    has_cost,
-    latency,
-    has_lat,
-    successes,
-    sum_sq,
-    n_draws,
-    max_score,
-    cost_sum,
-    lat_sum,
-    lat_max,
-    flags,
-):
-    N, L, G = scores.shape
-    for n in prange(N):
-        f0 = 0
-        f1 = 0
-        f2 = 0
-        f3 = 0
-        f4 = 0
-        for l in range(L):
-            s = 0.0
-            s2 = 0.0
-            mx = -np.inf
-            cs = 0.0
-            ls = 0.0
-            lm = 0.0
-            cnt = 0
-            for g in range(G):
-                if has_mask and mask[n, l, g] == 0:
-                    continue
-                v = np.float64(scores[n, l, g])  # float() keeps float32
-                cnt += 1
-                if not np.isfinite(v):
-                    f0 += 1
-                else:
-                    if v < 0.0 or v > 1.0:
-                        f1 += 1
-                    if v != 0.0 and v != 1.0:
-                        f2 += 1
-                s += v
-                s2 += v * v
-                if v > mx:
-                    mx = v
-                if has_cost:
-                    c = cost[n, l, g]
-                    if not (c >= 0.0) or not np.isfinite(c):
-                        f3 += 1
-                    cs += c
-                if has_lat:
-                    t = latency[n, l, g]
-                    if not (t >= 0.0) or not np.isfinite(t):
-                        f4 += 1
-                    ls += t
-                    if t > lm:
-                        lm = t
-            successes[n, l] = s
-            sum_sq[n, l] = s2
-            n_draws[n, l] = cnt
-            max_score[n, l] = mx if cnt > 0 else np.nan
-            if has_cost:
-                cost_sum[n, l] = cs
-            if has_lat:
-                lat_sum[n, l] = ls
-                lat_max[n, l] = lm
-        flags[n, 0] = f0
-        flags[n, 1] = f1
-        flags[n, 2] = f2
-        flags[n, 3] = f3
-        flags[n, 4] = f4
-
-
-def suffstats_nb(scores, mask, cost, latency) -> dict:
-    N, L, G = scores.shape
-    dummy3 = np.zeros((1, 1, 1))
-    successes = np.empty((N, L))
-    sum_sq = np.empty((N, L))
-    n_draws = np.empty((N, L), np.int64)
-    max_score = np.empty((N, L))
-    cost_sum = np.empty((N, L)) if cost is not None else np.empty((1, 1))
-    lat_sum = np.empty((N, L)) if latency is not None else np.empty((1, 1))
-    lat_max = np.empty((N, L)) if latency is not None else np.empty((1, 1))
-    flags = np.zeros((N, 5), np.int64)
-    _suffstats_loop(
-        scores,
-        mask if mask is not None else np.zeros((1, 1, 1), np.uint8),
-        mask is not None,
-        cost if cost is not None else dummy3,
-        cost is not None,
-        latency if latency is not None else dummy3,
-        latency is not None,
-        successes,
-        sum_sq,
-        n_draws,
-        max_score,
-        cost_sum,
-        lat_sum,
-        lat_max,
-        flags,
-    )
-    tot = flags.sum(axis=0)
-    return {
-        "successes": successes,
-        "sum_sq": sum_sq,
-        "n_draws": n_draws,
-        "max_score": max_score,
-        "cost_sum": cost_sum if cost is not None else None,
-        "latency_sum": lat_sum if latency is not None else None,
-        "latency_max": lat_max if latency is not None else None,
-        "nonfinite_scores": tot[0],
-        "out_of_range_scores": tot[1],
-        "nonbinary_scores": tot[2],
-        "bad_cost": tot[3],
-        "bad_latency": tot[4],
-    }
+from ._kernels.suffstats import suffstats_nb  # noqa: F401  (moved there)
 
 
 @njit

@@ -3,6 +3,7 @@ names the argument and the problem."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -93,9 +94,11 @@ def require_results(obj: object, name: str = "results") -> None:
     """:class:`~capfront.errors.NotEvalResultsError` (a ``TypeError``, also a
     ``ValueError``) unless ``obj`` is an :class:`~capfront.EvalResults`."""
     from .errors import NotEvalResultsError
-    from .results import EvalResults  # here: results imports this module
 
-    if not isinstance(obj, EvalResults):
+    # The data model builds on this module, so it is looked up, not imported: an
+    # EvalResults exists only once capfront.results has been imported.
+    results = sys.modules.get(f"{__package__}.results")
+    if results is None or not isinstance(obj, results.EvalResults):
         raise NotEvalResultsError(
             f"{name}: expected EvalResults, got {type(obj).__name__}; build one with "
             "EvalResults.from_arrays(scores) (scores shaped (N prompts, L models, G "

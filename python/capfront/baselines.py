@@ -1,4 +1,5 @@
-"""Single models and the naive (plug-in) oracles.
+"""Single models and the best single model (the naive oracles live in
+:mod:`capfront.oracles` and are re-exported here).
 
 Incomplete coverage (a model not run on every prompt) follows one rule: single
 models, the best single model and the naive oracles are compared on the prompts
@@ -15,115 +16,23 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ._backend import resolve_backend
 from .expected_max import pass_at_k
+from .oracles import (  # noqa: F401  (re-exported: capfront.naive_oracle, ...)
+    COMPARE_ON,
+    ORACLE_KINDS,
+    OracleResult,
+    best_model,
+    common_prompts,
+    naive_oracle,
+    on_common_prompts,
+    prehoc_choice,
+)
 from .results import EvalResults
-
-ORACLE_KINDS = ("prehoc", "posthoc", "union")
-COMPARE_ON = ("common", "all")
-
-
-def common_prompts(results: EvalResults) -> np.ndarray:
-    """``(N,)`` bool: the prompts every model ran, on which single models and
-    naive oracles are compared (all ``True`` with complete coverage)."""
-    return EvalResults._require(results, "common_prompts").common_prompts
-
-
-def on_common_prompts(results: EvalResults, on: str = "common") -> EvalResults:
-    """``results`` restricted to :func:`common_prompts` (itself when coverage is
-    complete or ``on="all"``); refuses, naming the models and their coverage, when
-    no prompt was run by every model."""
-    results = EvalResults._require(results, "on_common_prompts")
-    if on not in COMPARE_ON:
-        raise ValueError(f"on must be one of {COMPARE_ON}, got {on!r}")
-    if on == "all" or results.is_complete:
-        return results
-    keep = results.common_prompts
-    if not keep.any():
-        raise ValueError(str(results.coverage_note))
-    return results.select(np.flatnonzero(keep))
-
-
-@dataclass(frozen=True)
-class OracleResult:
-    """A naive oracle: ``value`` (mean quality) and ``cost`` (mean cost per prompt,
-    NaN without costs); ``choice`` is the routed model per prompt (prehoc only);
-    ``n_prompts`` the prompts averaged (fewer than N with incomplete coverage)."""
-
-    kind: str
-    value: float
-    cost: float
-    choice: np.ndarray | None = None
-    n_prompts: int | None = None
-
-    def __float__(self) -> float:
-        return self.value
-
-
-def prehoc_choice(results: EvalResults) -> np.ndarray:
-    """Per prompt, the model with the highest ``p_hat``; ties go to the lowest mean
-    cost (RouterBench), then to the first model."""
-    p = np.where(results.observed, results.p_hat, -np.inf)
-    best = p.max(axis=1, keepdims=True)
-    tied = p == best
-    if results.has_cost:
-        c = np.where(tied, results.mean_cost, np.inf)
-        return np.argmin(c, axis=1)
-    return np.argmax(tied, axis=1)
-
-
-def naive_oracle(
-    results: EvalResults,
-    kind: str = "prehoc",
-    *,
-    on: str = "common",
-    backend: str | None = None,
-) -> OracleResult:
-    """Plug-in oracle quality and cost.
-
-    - ``prehoc``: ``mean_n max_l p_hat[n, l]``, cost of the routed (cheapest tied)
-      model's mean generation (the paper's eq. 5, biased upward).
-    - ``posthoc``: ``mean_n max_{l, g} phi[n, l, g]``, every generation paid.
-    - ``union``: single-draw union oracle ``mean_n [1 - prod_l (1 - p_hat[n, l])]``
-      (LLMRouterBench; binary scores), one generation of every model paid.
-
-    With incomplete coverage the mean is over the prompts every model ran
-    (``on="common"``, the module's rule, so the oracle and the best single model
-    refer to the same prompts; ``n_prompts`` says how many); ``on="all"`` averages
-    over every prompt, each prompt's max over the models that ran it. ``choice``
-    is per averaged prompt. ``prehoc`` and ``union`` run a fused per-prompt kernel
-    (``backend``: ``cpp``, ``numba`` or ``numpy``, default the fastest; the
-    results are bit-identical).
-    """
-    from ._kernels import dispatch
-
-    results = EvalResults._require(results, "naive_oracle")
-    resolve_backend(backend)
-    if kind not in ORACLE_KINDS:
-        raise ValueError(f"unknown oracle kind {kind!r}; use one of {ORACLE_KINDS}")
-    results = on_common_prompts(results, on)
-    st = results.stats
-    nan = float("nan")
-    if kind == "prehoc":
-        run = dispatch("naive_oracle_rows", backend)
-        choice, value, cost = run(st.successes, st.n_draws, st.cost_sum)
-        c = float(cost.mean()) if cost is not None else nan
-        return OracleResult(kind, float(value.mean()), c, choice, results.n_prompts)
-    if kind == "posthoc":
-        value = float(np.nanmax(results.max_score, axis=1).mean())
-        c = float(st.cost_sum.sum(axis=1).mean()) if st.cost_sum is not None else nan
-        return OracleResult(kind, value, c, None, results.n_prompts)
-    results.require_binary("the union oracle")
-    miss, cost = dispatch("union_oracle_rows", backend)(
-        st.successes, st.n_draws, st.cost_sum
-    )
-    c = float(cost.mean()) if cost is not None else nan
-    return OracleResult(kind, float((1.0 - miss).mean()), c, None, results.n_prompts)
 
 
 def single_models(
@@ -196,15 +105,14 @@ def _single_models(
 def best_single(
     results: EvalResults, *, on: str = "common"
 ) -> tuple[str, float, float]:
-    """(model, accuracy, mean cost) of the most accurate model; ties -> cheapest,
-    then the first in model order. With incomplete coverage, accuracy and cost are
-    over the prompts every model ran (``on="common"``, see the module docstring)."""
-    # back in model order, so that exact ties go to the first model
+    """(model, accuracy, mean cost) of the most accurate model; ties (within
+    1e-12) -> cheapest, then the first in model order (the one rule of
+    :func:`capfront.oracles.best_model`). With incomplete coverage, accuracy and
+    cost are over the prompts every model ran (``on="common"``, see the module
+    docstring)."""
+    # back in model order, so that ties go to the first model
     table = single_models(results, on=on).reindex(results.models.astype(str))
     acc = table["accuracy"].to_numpy()
-    cand = np.flatnonzero(acc == np.nanmax(acc))
-    if "mean_cost" in table:
-        cand = cand[np.argsort(table["mean_cost"].to_numpy()[cand], kind="stable")]
-    i = int(cand[0])
-    cost = float(table["mean_cost"].iloc[i]) if "mean_cost" in table else float("nan")
-    return str(table.index[i]), float(acc[i]), cost
+    cost = table["mean_cost"].to_numpy() if "mean_cost" in table else None
+    i = best_model(acc, cost)
+    return str(table.index[i]), float(acc[i]), float("nan" if cost is None else cost[i])

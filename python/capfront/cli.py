@@ -191,14 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_study(sub: Any) -> None:
-    """``capfront study`` comes from :mod:`capfront.studies.cli` when present."""
-    try:
-        from .studies import cli as studies_cli  # type: ignore[attr-defined]
-    except ImportError:
-        return
-    add = getattr(studies_cli, "add_parser", None)
-    if callable(add):
-        add(sub)
+    """``capfront study``: the subcommands of :mod:`capfront.studies.cli`."""
+    from .studies import cli as studies_cli
+
+    studies_cli.add_parser(sub)
 
 
 # ---------------------------------------------------------------------- commands

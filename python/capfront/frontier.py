@@ -28,12 +28,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._backend import core, resolve_backend
-from ._numba_frontier import (
-    frontier_vertices_nb,
-    hull_segments_dense_nb,
-    hull_segments_posthoc_nb,
-)
+from ._backend import resolve_backend
+from ._kernels import dispatch
+from ._kernels.frontier import _best_of_k_arrays, _binary_pass_at_k
 from ._protocol import ResultProtocol, plain
 from ._validate import (
     check_sum_finite,
@@ -41,6 +38,7 @@ from ._validate import (
     whole_number,
 )
 from .errors import OutsideFrontierWarning
+from .oracles import best_model, best_models
 from .results import EvalResults
 
 __all__ = [
@@ -54,13 +52,12 @@ __all__ = [
     "hull_segments",
 ]
 
-_NUMPY_CHUNK = 16384
 _TOL = 1e-12  # relative slack at the ends of the frontier (rounding of sums)
 
 
 # --------------------------------------------------------------------------- segments
 @dataclass(frozen=True)
-class HullSegments:
+class HullSegments(ResultProtocol):
     """The per-prompt hull segments of a frontier, merged by slope.
 
     For prompt weights ``w`` (summing to 1) the frontier's vertices are
@@ -95,6 +92,42 @@ class HullSegments:
     @property
     def n_prompts(self) -> int:
         return int(self.base_cost.shape[0])
+
+    @property
+    def value(self) -> float:
+        """The result protocol's headline: the top of the frontier with equal
+        prompt weights, ``mean_n base_quality + sum_s dquality / N`` (every segment
+        taken: the oracle quality with unlimited budget)."""
+        n = self.n_prompts
+        if n == 0:
+            return float("nan")
+        return float(self.base_quality.mean() + self.dquality.sum() / n)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``value``, the sizes and the base point's mean cost and quality; the
+        per-segment arrays are in :meth:`to_frame`."""
+        d = self._protocol_head()
+        d.update(
+            n_prompts=self.n_prompts,
+            n_segments=self.n_segments,
+            base_cost=plain(self.base_cost.mean() if self.n_prompts else None),
+            base_quality=plain(self.base_quality.mean() if self.n_prompts else None),
+        )
+        return d
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per segment in slope order: ``prompt``, ``option_from``,
+        ``option_to``, ``dcost``, ``dquality``, ``slope``."""
+        return pd.DataFrame(
+            {
+                "prompt": self.prompt,
+                "option_from": self.option_from,
+                "option_to": self.option_to,
+                "dcost": self.dcost,
+                "dquality": self.dquality,
+                "slope": self.slope,
+            }
+        )
 
     @property
     def n_segments(self) -> int:
@@ -148,106 +181,6 @@ def _segments_from_dict(d: dict[str, np.ndarray]) -> HullSegments:
     )
 
 
-def _prompt_hulls_np(c: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Reference: the monotone chain of frontier.hpp run for a block of prompts at
-    once (same comparisons and float operations, so identical hulls).
-
-    Returns (hull option indices (R, M), hull costs, hull qualities, lengths (R,)).
-    """
-    R, M = c.shape
-    avail = np.isfinite(c) & np.isfinite(q)
-    order = np.argsort(np.where(avail, c, np.inf), axis=1, kind="stable")
-    cs = np.take_along_axis(c, order, axis=1)
-    qs = np.take_along_axis(q, order, axis=1)
-    av = np.take_along_axis(avail, order, axis=1)
-    hull = np.zeros((R, M), dtype=np.int64)
-    hc = np.zeros((R, M))
-    hq = np.zeros((R, M))
-    h = np.zeros(R, dtype=np.int64)
-    rows = np.arange(R)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for j in range(M):
-            act = av[:, j].copy()
-            if not act.any():
-                break  # unavailable options sort last
-            co, qo = cs[:, j], qs[:, j]
-            top = np.maximum(h - 1, 0)
-            has = h > 0
-            act &= ~(has & (qo <= hq[rows, top]))
-            replace = act & has & (co == hc[rows, top])
-            h -= replace
-            while True:
-                r = rows[act & (h >= 2)]
-                if r.size == 0:
-                    break
-                hh = h[r]
-                ac, aq = hc[r, hh - 2], hq[r, hh - 2]
-                bc, bq = hc[r, hh - 1], hq[r, hh - 1]
-                pop = (bq - aq) / (bc - ac) <= (qo[r] - bq) / (co[r] - bc)
-                if not pop.any():
-                    break
-                h[r[pop]] -= 1
-            r = rows[act]
-            hull[r, h[r]] = order[r, j]
-            hc[r, h[r]] = co[r]
-            hq[r, h[r]] = qo[r]
-            h[r] += 1
-    return hull, hc, hq, h
-
-
-def _hull_segments_np(option_cost: np.ndarray, option_quality: np.ndarray) -> dict:
-    return _hull_segments_chunked_np(
-        option_cost.shape[0], lambda a, b: (option_cost[a:b], option_quality[a:b])
-    )
-
-
-def _hull_segments_chunked_np(N: int, options: Any) -> dict:
-    """Reference hull merge; ``options(start, stop)`` returns the (cost, quality)
-    option rows of those prompts, so the ``(N, M)`` arrays never need to exist."""
-    base_cost = np.full(N, np.nan)
-    base_quality = np.full(N, np.nan)
-    base_option = np.full(N, -1, dtype=np.int64)
-    parts: list[tuple[np.ndarray, ...]] = []
-    for start in range(0, N, _NUMPY_CHUNK):
-        sl = slice(start, min(N, start + _NUMPY_CHUNK))
-        hull, hc, hq, h = _prompt_hulls_np(*options(sl.start, sl.stop))
-        got = np.flatnonzero(h > 0)
-        base_option[start + got] = hull[got, 0]
-        base_cost[start + got] = hc[got, 0]
-        base_quality[start + got] = hq[got, 0]
-        for i in range(1, int(h.max(initial=0))):
-            r = np.flatnonzero(h > i)
-            parts.append(
-                (
-                    start + r,
-                    np.full(r.size, i),
-                    hull[r, i - 1],
-                    hull[r, i],
-                    hc[r, i] - hc[r, i - 1],
-                    hq[r, i] - hq[r, i - 1],
-                )
-            )
-    if parts:
-        prompt, pos, frm, to, dc, dq = (
-            np.concatenate(a) for a in zip(*parts, strict=True)
-        )
-    else:
-        prompt = pos = frm = to = np.zeros(0, dtype=np.int64)
-        dc = dq = np.zeros(0)
-    canonical = np.lexsort((pos, prompt))
-    order = canonical[np.argsort(-(dq[canonical] / dc[canonical]), kind="stable")]
-    return {
-        "base_cost": base_cost,
-        "base_quality": base_quality,
-        "base_option": base_option,
-        "prompt": prompt[order],
-        "dcost": dc[order],
-        "dquality": dq[order],
-        "option_from": frm[order],
-        "option_to": to[order],
-    }
-
-
 def _check_segments(seg: HullSegments) -> HullSegments:
     missing = np.flatnonzero(seg.base_option < 0)
     if missing.size:
@@ -296,12 +229,7 @@ def hull_segments(
         raise ValueError(f"no prompts or no options (shape {c.shape})")
     if (c < 0).any():
         raise ValueError("option_cost must be >= 0 (NaN/inf mark unavailable options)")
-    if name == "cpp":
-        d = core().hull_segments_dense(c, q)
-    elif name == "numba":
-        d = hull_segments_dense_nb(c, q)
-    else:
-        d = _hull_segments_np(c, q)
+    d = dispatch("hull_segments_dense", name)(c, q)
     return _check_segments(_segments_from_dict(d))
 
 
@@ -375,10 +303,13 @@ def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray:
     return out
 
 
-def _prehoc_segments_cpp(results: EvalResults, quality: Any, cost: Any) -> dict:
-    """The C++ prehoc hull merge straight from the per-cell arrays (any strides, so
-    broadcast ``n_draws`` or per-model costs are read in place): the same options and
-    float operations as ``hull_segments(_cell_cost(...), _cell_quality(...))``."""
+def _prehoc_segments(
+    results: EvalResults, quality: Any, cost: Any, backend: str
+) -> dict:
+    """The prehoc hull merge straight from the per-cell arrays (the C++ kernel reads
+    any strides, so broadcast ``n_draws`` or per-model costs are read in place): the
+    same options and float operations as ``hull_segments(_cell_cost(...),
+    _cell_quality(...))``."""
     cnum, divide_cost = _cost_source(results, cost)
     if isinstance(quality, str) and quality == "naive":
         qnum, divide_quality = results.successes, True
@@ -391,7 +322,8 @@ def _prehoc_segments_cpp(results: EvalResults, quality: Any, cost: Any) -> dict:
     if G.dtype not in (np.dtype(np.int64), np.dtype(np.int32)):
         G = np.asarray(G, dtype=np.int64)
     cnum = np.asarray(cnum, dtype=np.float64)
-    return core().hull_segments_cells(qnum, G, cnum, divide_quality, divide_cost)
+    run = dispatch("hull_segments_cells", backend)
+    return run(qnum, G, cnum, divide_quality, divide_cost)
 
 
 def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
@@ -417,17 +349,12 @@ def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
                 f"{float(arr[outside][0])!r}"
             )
         return arr
-    try:
-        from . import debias  # type: ignore[attr-defined]
-    except ImportError:
-        debias = None
-    fn = getattr(debias, "cell_quality", None)
-    if fn is not None:  # the debiasing module's own per-cell estimates, if it has them
-        arr = np.array(fn(results, quality), dtype=np.float64)
-    elif quality == "pgm" and hasattr(debias, "debiased_oracle"):
+    if quality == "pgm":
+        from .debias import debiased_oracle
+
         # posterior means E_post[p[n, l]] of the latent model (design §4b): the
         # frontier's top is then mean_n max_l E_post[p[n, l]]
-        fit = debias.debiased_oracle(results, "pgm")
+        fit = debiased_oracle(results, "pgm")
         arr = np.array(fit.diagnostics["posterior_mean_p"], dtype=np.float64)
     else:
         raise ValueError(
@@ -484,26 +411,6 @@ def _int_successes(results: EvalResults) -> np.ndarray:
     if S.dtype.kind in "iu":
         return S.astype(np.int64)
     return np.rint(S).astype(np.int64)
-
-
-def _binary_pass_at_k(S: np.ndarray, G: np.ndarray, K: int) -> np.ndarray:
-    """(N, L, K) unbiased pass@k: ``S/G`` for ``k = 1``, then ``1 - r_k`` with
-    ``r_k = r_{k-1} (G-S-k+1)/(G-k+1)``, ``r_1 = (G-S)/G`` (as in frontier.hpp, same
-    float operations); NaN where ``k > G``."""
-    out = np.full((*S.shape, K), np.nan)
-    Sf, Gf = S.astype(np.float64), G.astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out[:, :, 0] = np.where(G >= 1, Sf / Gf, np.nan)
-        r = (Gf - Sf) / Gf
-        for k in range(2, K + 1):
-            num = G - S - k + 1
-            r = np.where(
-                num > 0,
-                r * (num.astype(np.float64) / (G - k + 1).astype(np.float64)),
-                0.0,
-            )
-            out[:, :, k - 1] = np.where(k <= G, 1.0 - r, np.nan)
-    return out
 
 
 def frontier_options(
@@ -569,17 +476,6 @@ def frontier_options(
     return ck, qk, option_model, option_k
 
 
-def _best_of_k_arrays(cbar: np.ndarray, qk: np.ndarray) -> tuple[np.ndarray, ...]:
-    """(N, L*K) option cost ``k * cbar`` and quality, NaN where either is missing."""
-    N, L, K = qk.shape
-    ks = np.arange(1, K + 1, dtype=np.float64)
-    ck = ks[None, None, :] * cbar[:, :, None]
-    bad = ~(np.isfinite(qk) & np.isfinite(ck))
-    ck[bad] = np.nan
-    qk = np.where(bad, np.nan, qk)
-    return ck.reshape(N, L * K), qk.reshape(N, L * K)
-
-
 def frontier_segments(
     results: EvalResults,
     *,
@@ -601,16 +497,10 @@ def frontier_segments(
         and isinstance(quality, str)
         and quality == "naive"
     )
-    if not posthoc and name == "cpp":
+    if not posthoc:
         om, ok = np.arange(L, dtype=np.int64), np.ones(L, dtype=np.int64)
-        d = _prehoc_segments_cpp(results, quality, cost)
+        d = _prehoc_segments(results, quality, cost, name)
         return _check_segments(_segments_from_dict(d)), om, ok
-    if not fused and not posthoc:
-        # the kernels treat a non-finite cost or quality as unavailable: no need for
-        # frontier_options' masking of both arrays
-        c, q = _cell_cost(results, cost), _cell_quality(results, quality)
-        om = np.arange(L, dtype=np.int64)
-        return hull_segments(c, q, backend=name), om, np.ones(L, dtype=np.int64)
     if not fused:
         c, q, om, ok = frontier_options(
             results, posthoc=posthoc, max_k=max_k, quality=quality, cost=cost
@@ -619,17 +509,7 @@ def frontier_segments(
     cbar = np.ascontiguousarray(_cell_cost(results, cost))
     S = np.ascontiguousarray(_int_successes(results))
     G = np.ascontiguousarray(results.n_draws.astype(np.int64))
-    if name == "cpp":
-        d = core().hull_segments_posthoc(S, G, cbar, K)
-    elif name == "numba":
-        d = hull_segments_posthoc_nb(S, G, cbar, K)
-    else:
-        d = _hull_segments_chunked_np(
-            S.shape[0],
-            lambda a, b: _best_of_k_arrays(
-                cbar[a:b], _binary_pass_at_k(S[a:b], G[a:b], K)
-            ),
-        )
+    d = dispatch("hull_segments_posthoc", name)(S, G, cbar, K)
     om = np.repeat(np.arange(L, dtype=np.int64), K)
     ok = np.tile(np.arange(1, K + 1, dtype=np.int64), L)
     return _check_segments(_segments_from_dict(d)), om, ok
@@ -648,23 +528,11 @@ def frontier_vertices(
     are sorted, so runs are adjacent). The backends agree exactly: the start
     ``(sum w * base_cost, sum w * base_quality)`` is summed by NumPy, the running sums
     are sequential (as ``numpy.cumsum``)."""
-    name = resolve_backend(backend)
+    run = dispatch("frontier_vertices", backend)
     w = _weights(weights, segments.n_prompts)
-    if name != "numpy":
-        x0 = float(np.sum(w * segments.base_cost))
-        y0 = float(np.sum(w * segments.base_quality))
-        args = (x0, y0, w, segments.prompt, segments.dcost, segments.dquality)
-        if name == "cpp":
-            return np.asarray(core().frontier_vertices(*args))
-        return frontier_vertices_nb(*args)
-    pts = segments._points(w)
-    use = w[segments.prompt] > 0
-    slope = segments.slope[use]
-    if slope.size <= 1:
-        return pts
-    keep = np.ones(len(pts), dtype=bool)
-    keep[1:-1] = ~np.isclose(slope[:-1], slope[1:], rtol=1e-12, atol=0.0)
-    return pts[keep]
+    x0 = float(np.sum(w * segments.base_cost))
+    y0 = float(np.sum(w * segments.base_quality))
+    return run(x0, y0, w, segments.prompt, segments.dcost, segments.dquality)
 
 
 def quality_at(vertices: np.ndarray, cost: float | np.ndarray) -> np.ndarray | float:
@@ -1020,14 +888,11 @@ class Frontier(ResultProtocol):
 
     def best_single(self) -> tuple[str, float, float]:
         """(model, accuracy, mean cost) of the most accurate single model (one
-        generation) on the frontier's prompts; ties (accuracies equal to a relative
-        1e-12, i.e. up to the rounding of the means) go to the cheapest, then the
-        first."""
+        generation) on the frontier's prompts; ties (within 1e-12) go to the
+        cheapest, then the first (the one rule of
+        :func:`capfront.oracles.best_model`)."""
         pts = self.single_points(best_of_k=False)
-        best = pts["quality"].max()
-        tied = np.isclose(pts["quality"], best, rtol=1e-12, atol=0.0)
-        cand = pts[tied].sort_values("cost", kind="stable")
-        row = cand.iloc[0]
+        row = pts.iloc[best_model(pts["quality"].to_numpy(), pts["cost"].to_numpy())]
         return str(row["model"]), float(row["quality"]), float(row["cost"])
 
     def _compared_weights(self) -> np.ndarray:
@@ -1169,10 +1034,9 @@ class Frontier(ResultProtocol):
         with np.errstate(invalid="ignore", divide="ignore"):
             acc = np.where(share > 0, (W @ q1) / share, -np.inf)
             cst = np.where(share > 0, (W @ c1) / share, np.inf)
+        best = best_models(acc, cst)
         for r in range(W.shape[0]):
-            top = acc[r].max()
-            tied = np.flatnonzero(np.isclose(acc[r], top, rtol=1e-12, atol=0.0))
-            i = int(tied[np.argmin(cst[r, tied])])
+            i = int(best[r])
             v = frontier_vertices(self.segments, W[r], backend=self.backend)
             m = frontier_metrics(v, float(cst[r, i]), float(acc[r, i]))
             out[r] = m["error_reduction"], m["cost_reduction"]

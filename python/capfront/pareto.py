@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ._kernels import dispatch
+from ._protocol import ResultProtocol, plain
 from ._validate import bool_flags, real_number, require_results, whole_number
 from .results import EvalResults
 
@@ -53,7 +54,7 @@ def pareto_3d(
 
 # --------------------------------------------------------------------------- latency
 @dataclass
-class LatencyFrontier:
+class LatencyFrontier(ResultProtocol):
     """Routing policies in (quality, cost, latency) and their Pareto sets.
 
     Attributes
@@ -90,6 +91,29 @@ class LatencyFrontier:
     models: np.ndarray | None = None
     exact: bool = True
     n_solves: int = 0
+
+    @property
+    def value(self) -> float:
+        """The result protocol's headline: the highest quality of any candidate
+        policy (the quality end of the frontier); no interval."""
+        q = self.policies["quality"].to_numpy(dtype=np.float64)
+        return float(q.max()) if q.size else float("nan")
+
+    def to_dict(self) -> dict[str, Any]:
+        """``value``, ``exact``, ``n_solves``, the models and the ``policies``
+        table as records (the per-prompt ``choices`` are left out)."""
+        d = self._protocol_head()
+        d.update(
+            exact=bool(self.exact),
+            n_solves=int(self.n_solves),
+            models=plain(None if self.models is None else np.asarray(self.models)),
+            policies=plain(self.policies),
+        )
+        return d
+
+    def to_frame(self) -> pd.DataFrame:
+        """The candidate policies (:attr:`policies`), one row each."""
+        return self.policies
 
     def pareto(self, latency: str = "mean") -> pd.DataFrame:
         if latency not in ("mean", "p95"):

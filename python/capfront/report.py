@@ -11,16 +11,18 @@ the best single model per benchmark, the latency frontier) and returns a
 (``report.json``, ``report.md``, ``frontier.png`` and ``latency_frontier.png``).
 
 A section that does not apply to the data (e.g. the union oracle on graded scores)
-holds ``{"skipped": reason}``; a section whose function is missing from this
-version of capfront is listed under ``"unavailable"``.
+holds ``{"skipped": reason}``. Sections call the analyses directly and read their
+results through the result protocol (``value``, ``ci``, ``level``, ``to_dict``):
+nothing is probed, so a missing function is an ``ImportError``, not a silently
+missing section.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._protocol import ResultProtocol, interval
 from .baselines import best_single, naive_oracle, on_common_prompts, single_models
+from .debias import audit as run_audit
+from .debias import debiased_oracle, gap_decomposition
+from .frontier import frontier
+from .pareto import latency_frontier
 from .report_text import (
     GAP_ROWS,
     Block,
@@ -61,8 +68,9 @@ GAP_MIN_DRAWS = 20
 
 # ---------------------------------------------------------------------- helpers
 def jsonable(obj: Any, depth: int = 0) -> Any:
-    """Plain JSON types from numbers, arrays, DataFrames, dataclasses, result
-    objects (public attributes) and mappings; NaN and inf become ``None``."""
+    """Plain JSON types from numbers, arrays, DataFrames, dataclasses (their
+    fields), results (their ``to_dict``) and mappings; NaN and inf become
+    ``None``; anything else its ``repr``."""
     if depth > 8:
         return repr(obj)
     if obj is None or isinstance(obj, (bool, str)):
@@ -99,19 +107,8 @@ def jsonable(obj: Any, depth: int = 0) -> Any:
             f.name: jsonable(getattr(obj, f.name), depth + 1)
             for f in dataclasses.fields(obj)
         }
-    for method in ("to_dict", "as_dict", "_asdict"):
-        fn = getattr(obj, method, None)
-        if callable(fn):
-            try:
-                return jsonable(fn(), depth + 1)
-            except TypeError:
-                pass
-    if hasattr(obj, "__dict__"):
-        return {
-            k: jsonable(v, depth + 1)
-            for k, v in vars(obj).items()
-            if not k.startswith("_") and not callable(v)
-        }
+    if isinstance(obj, ResultProtocol):
+        return jsonable(obj.to_dict(), depth + 1)
     return repr(obj)
 
 
@@ -123,47 +120,14 @@ def _num(x: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _accepts(fn: Callable[..., Any], name: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+def _ci(res: Any) -> list[float | None]:
+    """The protocol's ``ci`` as a JSON pair (``None`` for NaN)."""
+    return [_num(x) for x in interval(res.ci)]
 
 
-def _call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Call ``fn`` with the keyword arguments it accepts."""
-    return fn(*args, **{k: v for k, v in kwargs.items() if _accepts(fn, k)})
-
-
-def _api(name: str) -> Any:
-    import capfront
-
-    return getattr(capfront, name, None)
-
-
-def _first_attr(obj: Any, *names: str) -> Any:
-    for name in names:
-        if isinstance(obj, Mapping) and name in obj:
-            return obj[name]
-        if hasattr(obj, name):
-            value = getattr(obj, name)
-            if not callable(value):
-                return value
-    return None
-
-
-def _ci(obj: Any) -> list[float | None] | None:
-    ci = _first_attr(obj, "ci", "interval", "conf_int")
-    if ci is None:
-        return None
-    if hasattr(ci, "low") and hasattr(ci, "high"):
-        return [_num(ci.low), _num(ci.high)]
-    try:
-        lo, hi = list(ci)[:2]
-    except (TypeError, ValueError):
-        return None
-    return [_num(lo), _num(hi)]
+def _level(res: Any, default: float) -> float:
+    """The protocol's ``level``, ``default`` when the result has no interval."""
+    return _num(res.level) or default
 
 
 # ---------------------------------------------------------------------- report
@@ -261,7 +225,6 @@ def build_report(
             "audit_sims": int(audit_sims),
         },
         "source": jsonable(dict(source or {})),
-        "unavailable": [],
     }
     rep = Report(data, results)
     state: dict[str, Any] = {}
@@ -294,28 +257,13 @@ def build_report(
             value = builders[name]()
         except ValueError as err:
             value = {"skipped": str(err)}
+        except ImportError:
+            raise  # a broken install: never a silently missing section
         except Exception as err:  # a bug elsewhere must not lose the whole report
             value = {"skipped": f"failed: {type(err).__name__}: {err}", "failed": True}
-        if value is _UNAVAILABLE:
-            continue
         if value is not None:
             data[name] = jsonable(value)
     return rep
-
-
-class _Unavailable:
-    pass
-
-
-_UNAVAILABLE = _Unavailable()
-
-
-def _unavailable(rep: Report, *names: str) -> Any:
-    missing = [n for n in names if _api(n) is None]
-    if missing:
-        rep.data["unavailable"].extend(f"capfront.{n}" for n in missing)
-        return _UNAVAILABLE
-    return None
 
 
 # ---------------------------------------------------------------------- sections
@@ -410,22 +358,6 @@ def _truth_section(results: EvalResults) -> dict[str, Any] | None:
     }
 
 
-def _recommended(audit: Any) -> str | None:
-    rec = _first_attr(
-        audit,
-        "recommended",
-        "recommendation",
-        "recommended_method",
-        "best_method",
-        "method",
-    )
-    if rec is None:
-        return None
-    if not isinstance(rec, str):
-        rec = _first_attr(rec, "method", "name") or rec
-    return str(rec)
-
-
 ONE_DRAW = (
     "debiasing needs repeated draws of each model on each prompt; with one draw "
     "per cell only the plug-in oracle (some model got the prompt right) is "
@@ -443,10 +375,6 @@ def _run_audit(
 ) -> Any:
     """``capfront.audit`` of the results (None when it cannot run; ``out`` says
     why), its table and verdict in ``out["audit"]``."""
-    audit_fn = _api("audit")
-    if audit_fn is None:
-        rep.data["unavailable"].append("capfront.audit")
-        return None
     if audit_sims == 0:
         out["method_note"] = (
             "no audit was run (--audit-sims 0), so the method is capfront's "
@@ -454,7 +382,7 @@ def _run_audit(
         )
         return None
     try:
-        audit = _call(audit_fn, results, n_sims=audit_sims, seed=seed, level=level)
+        audit = run_audit(results, n_sims=audit_sims, seed=seed, level=level)
     except ValueError as err:
         out["audit"] = {"skipped": str(err)}
         out["method_note"] = (
@@ -462,28 +390,29 @@ def _run_audit(
             "bootstrap bias correction"
         )
         return None
-    table = _first_attr(audit, "table", "summary", "results", "metrics")
     out["audit"] = {
-        "recommended": _recommended(audit),
-        "n_sims": jsonable(_first_attr(audit, "n_sims")),
-        "seconds": jsonable(_first_attr(audit, "seconds")),
-        "truth_population": jsonable(_first_attr(audit, "truth_population")),
-        "note": jsonable(_first_attr(audit, "note")),
-        "table": jsonable(table) if table is not None else None,
-        # the audit's verdict, when this version of the audit gives one
-        "trusted": jsonable(getattr(audit, "trusted", None)),
-        "bracket": jsonable(getattr(audit, "bracket", None)),
-        "checks": jsonable(getattr(audit, "checks", None)),
+        "recommended": str(audit.recommended),
+        "n_sims": jsonable(audit.n_sims),
+        "seconds": jsonable(audit.seconds),
+        "truth_population": jsonable(audit.truth_population),
+        "note": jsonable(audit.note),
+        "table": jsonable(audit.table),
+        # the audit's verdict
+        "trusted": jsonable(audit.trusted),
+        "bracket": jsonable(audit.bracket),
+        "checks": jsonable(audit.checks),
     }
     rep.objects["audit"] = audit
     return audit
 
 
-def _interval(res: Any, level: float, name: str, description: Any) -> dict[str, Any]:
+def _interval(
+    ci: tuple[float, float], level: float, name: str, description: Any
+) -> dict[str, Any]:
     return {
         "name": name,
-        "ci": _ci(res) if not isinstance(res, (list, tuple)) else list(res),
-        "level": _num(getattr(res, "level", None)) or level,
+        "ci": [_num(x) for x in interval(ci)],
+        "level": level,
         "description": jsonable(description),
     }
 
@@ -505,33 +434,27 @@ def _other_intervals(
     out = []
     if audit is not None:
         try:
-            boot = _call(
-                _api("debiased_oracle"),
-                results,
-                method,
-                ci=level,
-                n_resamples=n_resamples,
-                seed=seed,
-                **extra,
+            boot = debiased_oracle(
+                results, method, ci=level, n_resamples=n_resamples, seed=seed, **extra
             )
         except ValueError:
             boot = None
-        if boot is not None and _ci(boot) is not None:
+        if boot is not None:
             out.append(
                 _interval(
-                    boot, level, "prompt_bootstrap", _first_attr(boot, "ci_method")
+                    boot.ci, _level(boot, level), "prompt_bootstrap", boot.ci_method
                 )
             )
-    if audit is not None and hasattr(audit, "interval"):
-        se = _first_attr(res, "se") or 0.0
+    if audit is not None:
+        se = res.se or 0.0
         try:
             pop = audit.interval(value, se, method, target="population", level=level)
-        except (TypeError, ValueError):
+        except ValueError:
             pop = None
         if pop is not None:
             out.append(
                 _interval(
-                    list(pop),
+                    pop,
                     level,
                     "audit_population",
                     "value +- z * max(se, the audit's RMSE against the population "
@@ -553,36 +476,31 @@ def _debiased_section(
     """The debiased oracle with the one interval its method quotes: the audit's
     (``debiased_oracle(..., audit=a)``) when an audit ran, else the prompt
     bootstrap; other intervals in ``other_intervals``."""
-    if (missing := _unavailable(rep, "debiased_oracle")) is not None:
-        return missing
     if results.max_draws < 2:
         return {"skipped": ONE_DRAW, "one_draw": True}
     out: dict[str, Any] = {"n_prompts": results.n_prompts}
     audit = _run_audit(results, rep, out, seed, level, audit_sims)
-    method = _recommended(audit) if audit is not None else None
-    fn = _api("debiased_oracle")
-    use_audit = audit is not None and method is not None and _accepts(fn, "audit")
-    if method is None:
-        method = "bootstrap_bc"
-        audit = None
+    method = "bootstrap_bc" if audit is None else str(audit.recommended)
     extra = {}
-    if method == "pgm" and getattr(audit, "family", None):
+    if audit is not None and method == "pgm" and audit.family:
         extra["family"] = audit.family  # the cell-effect family the audit chose
-    kw = {"audit": audit} if use_audit else extra
-    res = _call(fn, results, method, ci=level, n_resamples=n_resamples, seed=seed, **kw)
+    kw = {"audit": audit} if audit is not None else extra
+    res = debiased_oracle(
+        results, method, ci=level, n_resamples=n_resamples, seed=seed, **kw
+    )
     rep.objects["debiased"] = res
     state["method"] = method
-    value = _num(_first_attr(res, "value", "estimate"))
+    value = _num(res.value)
     out.update(
         {
-            "method": str(_first_attr(res, "method") or method),
+            "method": str(res.method),
             "value": value,
             "ci": _ci(res),
-            "level": _num(getattr(res, "level", None)) or level,
-            "ci_method": jsonable(_first_attr(res, "ci_method")),
+            "level": _level(res, level),
+            "ci_method": jsonable(res.ci_method),
         }
     )
-    note = getattr(res, "ci_note", None)
+    note = res.diagnostics.get("ci_note")
     if isinstance(note, str):
         out["ci_note"] = note
     if extra:
@@ -594,19 +512,17 @@ def _debiased_section(
         out["naive_minus_debiased"] = naive_oracle(results, "prehoc").value - value
     details: dict[str, Any] = {}
     for key in ("naive", "ci_method", "se"):
-        v = _first_attr(res, key)
+        v = getattr(res, key)
         if v is not None:
             details[key] = jsonable(v)
-    diag = _first_attr(res, "diagnostics")
-    if isinstance(diag, Mapping):
-        for key, v in diag.items():
-            v = jsonable(v)
-            if isinstance(v, (int, float, str, bool)) or (
-                isinstance(v, list)
-                and len(v) <= 20
-                and all(isinstance(x, (int, float)) for x in v)
-            ):
-                details[str(key)] = v
+    for key, v in res.diagnostics.items():
+        v = jsonable(v)
+        if isinstance(v, (int, float, str, bool)) or (
+            isinstance(v, list)
+            and len(v) <= 20
+            and all(isinstance(x, (int, float)) for x in v)
+        ):
+            details[str(key)] = v
     out["details"] = details
     return out
 
@@ -614,26 +530,18 @@ def _debiased_section(
 def _gap_section(
     results: EvalResults, rep: Report, seed: int, n_resamples: int, level: float
 ) -> Any:
-    if (missing := _unavailable(rep, "gap_decomposition")) is not None:
-        return missing
     if results.min_draws < GAP_MIN_DRAWS:
         return {
             "skipped": f"needs at least {GAP_MIN_DRAWS} draws per cell; the data "
             f"has as few as {results.min_draws}"
         }
     _, best_acc, _ = best_single(results)
-    res = _call(
-        _api("gap_decomposition"),
-        results,
-        best_acc,
-        level=level,
-        seed=seed,
-        n_resamples=n_resamples,
+    res = gap_decomposition(
+        results, best_acc, level=level, seed=seed, n_resamples=n_resamples
     )
     rep.objects["gap"] = res
     out = jsonable(res)
-    if isinstance(out, dict):
-        out["router"] = "the best single model (router_accuracy = its accuracy)"
+    out["router"] = "the best single model (router_accuracy = its accuracy)"
     return out
 
 
@@ -668,7 +576,7 @@ def _versus(
         return jsonable(fr.versus_best_single())
     try:
         table = fr.versus_best_single(ci=level, n_resamples=n_resamples, seed=seed)
-    except (NotImplementedError, ImportError, TypeError, ValueError) as err:
+    except (NotImplementedError, ValueError) as err:
         rows = jsonable(fr.versus_best_single())
         if results is None or results.benchmark is None:
             notes.append(f"no intervals for the frontier comparison: {err}")
@@ -698,9 +606,9 @@ def _versus_by_group(
             continue
         target = np.full(results.n_prompts, "all") if name == "all" else name
         try:
-            sub = _api("frontier")(results, benchmark=target, **kwargs)
+            sub = frontier(results, benchmark=target, **kwargs)
             table = sub.versus_best_single(ci=level, n_resamples=n_resamples, seed=seed)
-        except (NotImplementedError, ImportError, TypeError, ValueError):
+        except (NotImplementedError, ValueError):
             failed.append(name)
             continue
         got = jsonable(table)[0]
@@ -713,7 +621,7 @@ def _versus_by_group(
 def _one_frontier(
     results: EvalResults, level: float, n_resamples: int, seed: int, **kwargs: Any
 ) -> tuple[Any, dict[str, Any]]:
-    fr = _call(_api("frontier"), results, **kwargs)
+    fr = frontier(results, **kwargs)
     notes: list[str] = []
     with_ci = True
     if kwargs.get("posthoc"):
@@ -751,16 +659,9 @@ def _frontier_section(
     n_resamples: int,
     level: float,
 ) -> Any:
-    if (missing := _unavailable(rep, "frontier")) is not None:
-        return missing
     kw: dict[str, Any] = {}
     out: dict[str, Any] = {}
     if not results.has_cost:
-        if not _accepts(_api("frontier"), "cost"):
-            return {
-                "skipped": "the data has no cost; the frontier needs a cost per "
-                "generation (give --cost or --prices)"
-            }
         kw["cost"] = "unit"
         out["cost"] = (
             "unit: the data has no cost, so every generation costs 1 "
@@ -799,37 +700,21 @@ def _spread_rows(table: pd.DataFrame, n: int) -> pd.DataFrame:
 def _latency_section(results: EvalResults, rep: Report) -> Any:
     if not results.has_latency:
         return None
-    if (missing := _unavailable(rep, "latency_frontier")) is not None:
-        return missing
     kw = {} if results.has_cost else {"cost": "unit"}
-    import warnings
-
     with warnings.catch_warnings(record=True) as caught:  # the policy cap: reported
         warnings.simplefilter("always", RuntimeWarning)
-        lf = _call(_api("latency_frontier"), results, **kw)
+        lf = latency_frontier(results, **kw)
     rep.objects["latency_frontier"] = lf
-    exact = getattr(lf, "exact", None)
     notes = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
-    table = getattr(lf, "policies", None)
-    if not isinstance(table, pd.DataFrame):
-        return jsonable(lf)
-    cols = [
-        c
-        for c in ("label", "source", "quality", "cost", "latency_mean", "latency_p95")
-        if c in table.columns
-    ]
-    pareto = table[table["pareto_mean"]] if "pareto_mean" in table else table
-    pareto = pareto.sort_values("cost", kind="stable")[cols]
+    table = lf.to_frame()
+    cols = ["label", "source", "quality", "cost", "latency_mean", "latency_p95"]
+    pareto = lf.pareto("mean").sort_values("cost", kind="stable")[cols]
     return {
         "n_candidates": int(len(table)),
-        "n_pareto_mean": int(table["pareto_mean"].sum())
-        if "pareto_mean" in table
-        else None,
-        "n_pareto_p95": int(table["pareto_p95"].sum())
-        if "pareto_p95" in table
-        else None,
-        "n_hull_mean": int(table["hull_mean"].sum()) if "hull_mean" in table else None,
-        "exact_mean_hull": exact,
+        "n_pareto_mean": int(table["pareto_mean"].sum()),
+        "n_pareto_p95": int(table["pareto_p95"].sum()),
+        "n_hull_mean": int(table["hull_mean"].sum()),
+        "exact_mean_hull": bool(lf.exact),
         "notes": notes,
         # up to 200 policies spread evenly over the cost range (all when fewer)
         "pareto_mean": jsonable(_spread_rows(pareto.reset_index(drop=True), 200)),
@@ -873,7 +758,7 @@ def _router_section(
     options = {}
     audit = rep.objects.get("audit")
     method = state.get("method", "bootstrap_bc")
-    if method == "pgm" and getattr(audit, "family", None):
+    if method == "pgm" and audit is not None and audit.family:
         options["family"] = audit.family
     out, table = router_section(
         results,

@@ -186,9 +186,9 @@ def latency_figure(rep: Any) -> Any | None:
     """Policies no other beats on quality, cost and mean latency, coloured by
     mean latency; single models ringed."""
     lf = rep.objects.get("latency_frontier")
-    table = getattr(lf, "policies", None)
-    if lf is None or table is None or not len(table):
+    if lf is None or not len(lf.policies):
         return None
+    table = lf.policies
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.2, 5.2))
     pareto = table[table["pareto_mean"]] if "pareto_mean" in table else table

@@ -915,14 +915,120 @@ def _generic_blocks(key: str, sec: Any) -> list[Block]:
     return [Block(title, h, r, [])]
 
 
-#: section key -> renderer, in print order; a section of the JSON missing here is
-#: rendered by a generic table after these
-def _router_blocks(data: Mapping[str, Any]) -> list[Block]:
-    from .router_report import router_blocks
+def router_blocks(sec: Any) -> list[tuple[str, list[str], list[list[str]], list[str]]]:
+    """The router section (:func:`capfront.router_report.router_section`) as
+    report blocks (title, header, rows, notes)."""
+    if not isinstance(sec, Mapping):
+        return []
+    title = "Routers (paired prompt bootstrap)"
+    if "skipped" in sec:
+        return [(title, [], [], [sec["skipped"]])]
+    lvl = sec.get("level", 0.95)
 
+    def with_ci(r: Mapping[str, Any], key: str, lo: str, hi: str, k: str = "") -> str:
+        return f"{fmt(r.get(key), k)} [{fmt(r.get(lo), k)}, {fmt(r.get(hi), k)}]"
+
+    routers = sec.get("routers", [])
+    header = [
+        "router",
+        f"accuracy [{lvl:.0%} CI]",
+        "mean cost [CI]",
+        "gain vs best single [CI]",
+        "p vs best",
+    ]
+    body = []
+    for r in routers:
+        ci = r.get("ci") or [None, None]
+        body.append(
+            [
+                str(r["name"]),
+                f"{fmt(r.get('value'))} [{fmt(ci[0])}, {fmt(ci[1])}]",
+                with_ci(r, "cost", "cost_low", "cost_high"),
+                with_ci(r, "gain_vs_best", "gain_low", "gain_high"),
+                fmt(r.get("p_vs_best")),
+            ]
+        )
+    methods = sorted({str(r.get("p_method")) for r in routers if r.get("p_method")})
+    notes = [
+        "paired prompt bootstrap: every number resampled with the same prompts "
+        "(the best single model re-chosen in each resample)",
+        *(["p vs best: " + "; ".join(methods)] if methods else []),
+        *sec.get("notes", []),
+    ]
+    header2 = [
+        "router",
+        "oracle-gain share [CI]",
+        "frontier acc @ cost",
+        "frontier cost @ acc",
+        "worse picks",
+        "noise share (ub)",
+    ]
+    body2 = [
+        [
+            str(r["name"]),
+            with_ci(r, "oracle_gain_share", "share_low", "share_high", "share"),
+            fmt(r.get("frontier_quality_at_cost")),
+            fmt(r.get("frontier_cost_at_quality")),
+            fmt(r.get("strictly_worse_share"), "share"),
+            f"{fmt(r.get('noise_share_crossfit'), 'share')} "
+            f"({fmt(r.get('noise_share_upper'), 'share')})",
+        ]
+        for r in routers
+    ]
+    notes2 = [
+        f"oracle-gain share = (R - best single) / (O - best single), O = the "
+        f"debiased oracle ({sec.get('oracle_method')}) = {fmt(sec.get('oracle'))}",
+        "worse picks: prompts where the chosen model's estimate is strictly below "
+        "that prompt's best model (per-model regret table in report.json)",
+        "noise share = Delta / (O_exp - R) at the cross-fit end (ub: its one-sided "
+        "upper bound, the router's own noise included); frontier acc @ cost: the "
+        "frontier's accuracy at the router's cost, frontier cost @ acc: its least "
+        "cost reaching the router's accuracy",
+    ]
+    out = [
+        (title, header, body, notes),
+        ("Routers against the oracle and the frontier", header2, body2, notes2),
+    ]
+    tied = sec.get("best_single") or {}
+    if tied.get("table"):
+        rows = [
+            [
+                str(t["model"]),
+                fmt(t.get("accuracy")),
+                fmt(t.get("difference")),
+                fmt(t.get("p_holm")),
+                fmt(bool(t.get("tied"))),
+            ]
+            for t in tied["table"]
+            if t.get("tied") or t["model"] == tied.get("best")
+        ]
+        n_other = len(tied.get("tied", [])) - 1
+        note = (
+            f"the best single model ({tied.get('best')}) is not distinguishable "
+            f"from {n_other} other model(s): Holm-adjusted paired tests at "
+            f"alpha = {tied.get('alpha', 0.05):.2g}"
+            if n_other > 0
+            else f"the best single model ({tied.get('best')}) beats every other "
+            f"model (Holm-adjusted paired tests at alpha = "
+            f"{tied.get('alpha', 0.05):.2g})"
+        )
+        out.append(
+            (
+                "Best single model and the models tied with it",
+                ["model", "accuracy", "best minus model", "p (Holm)", "tied"],
+                rows,
+                [note, f"tests: {tied.get('p_value_method')}"],
+            )
+        )
+    return out
+
+
+def _router_blocks(data: Mapping[str, Any]) -> list[Block]:
     return [Block(*b) for b in router_blocks(data.get("routers"))]
 
 
+#: section key -> renderer, in print order; a section of the JSON missing here is
+#: rendered by a generic table after these
 RENDERERS: dict[str, Renderer] = {
     "data": _data_blocks,
     "single_models": _single_blocks,
@@ -939,7 +1045,6 @@ NOT_SECTIONS = {
     "capfront_version",
     "settings",
     "source",
-    "unavailable",
     "files",
     "truth",
 }
@@ -958,15 +1063,6 @@ def blocks(data: Mapping[str, Any]) -> list[Block]:
     for key, sec in data.items():
         if key not in RENDERERS and key not in NOT_SECTIONS and sec is not None:
             out += _generic_blocks(key, sec)
-    if data.get("unavailable"):
-        out.append(
-            Block(
-                "Not in this version",
-                [],
-                [],
-                ["not available yet: " + ", ".join(data["unavailable"])],
-            )
-        )
     return out
 
 

@@ -17,12 +17,14 @@ from ._validate import (
     require_results,
     unique_labels,
 )
+from .frames import _dense_from_frame, count_frame_arrays
 from .suffstats import (
     SufficientStats,
     constant_draws,
     is_broadcast,
     sufficient_stats,
 )
+from .suffstats import raise_flags as _raise_flags
 
 
 class EvalResults:
@@ -256,12 +258,76 @@ class EvalResults:
         return cls(stats, **kwargs)
 
     @classmethod
-    def from_frame(cls, frame: Any, **columns: Any) -> EvalResults:
-        """From a long table (pandas, polars or pyarrow), one row per
-        (prompt, model, generation). See :func:`capfront.io.from_frame`."""
-        from .io import from_frame
+    def from_frame(
+        cls,
+        frame: Any,
+        *,
+        prompt: str = "prompt_id",
+        model: str = "model",
+        score: str = "score",
+        generation: str | None = "generation",
+        cost: str | None = None,
+        latency: str | None = None,
+        benchmark: str | None = None,
+        topic: str | None = None,
+        backend: str | None = None,
+    ) -> EvalResults:
+        """From a long table (pandas, polars or pyarrow; also
+        :func:`capfront.from_frame`), one row per (prompt, model, generation).
 
-        return from_frame(frame, **columns)
+        ``generation`` may be absent from the table (then rows of the same cell are
+        generations in table order). Cells may have different numbers of
+        generations (held with a mask) and may be missing. Duplicate (prompt,
+        model, generation) rows, unknown columns, NaN scores, empty prompt or model
+        ids (named by row) and empty tables raise ``ValueError``. Every column here
+        is named, so a ``cost`` or ``latency`` column with gaps is an error too
+        (fill it or leave the argument out); ``capfront report``, which finds
+        columns by name, leaves an auto-detected one with gaps out, with a note.
+        """
+        dense = _dense_from_frame(
+            frame,
+            prompt=prompt,
+            model=model,
+            score=score,
+            generation=generation,
+            cost=cost,
+            latency=latency,
+            benchmark=benchmark,
+            topic=topic,
+        )
+        dense.pop("generations")
+        return cls.from_arrays(**dense, backend=backend)
+
+    @classmethod
+    def from_count_frame(
+        cls,
+        frame: Any,
+        *,
+        prompt: str = "prompt_id",
+        model: str = "model",
+        successes: str = "n_correct",
+        n_draws: str = "n_samples",
+        cost: str | None = None,
+        latency: str | None = None,
+        benchmark: str | None = None,
+        topic: str | None = None,
+    ) -> EvalResults:
+        """From a count table (pandas, polars or pyarrow; also
+        :func:`capfront.from_count_frame`), one row per prompt and model: correct
+        (``successes``) of drawn (``n_draws``); missing (prompt, model) pairs are
+        cells not run."""
+        arrays = count_frame_arrays(
+            frame,
+            prompt=prompt,
+            model=model,
+            successes=successes,
+            n_draws=n_draws,
+            cost=cost,
+            latency=latency,
+            benchmark=benchmark,
+            topic=topic,
+        )
+        return cls.from_counts(**arrays)
 
     # ------------------------------------------------------------------ views
     @property
@@ -595,21 +661,3 @@ def _split_per_draw(
     allowed = [str(shape)] if allow_full else []
     allowed += [str((N, L)), str((L,))]
     raise ValueError(f"{name} must be shaped {' or '.join(allowed)}, got {arr.shape}")
-
-
-def _raise_flags(flags: dict[str, int]) -> None:
-    if flags.get("nonfinite_scores"):
-        raise ValueError(
-            f"scores contain {flags['nonfinite_scores']} NaN or inf value(s)"
-        )
-    if flags.get("out_of_range_scores"):
-        raise ValueError(
-            f"scores must lie in [0, 1]; {flags['out_of_range_scores']} value(s) are "
-            "outside"
-        )
-    if flags.get("bad_cost"):
-        raise ValueError(f"cost has {flags['bad_cost']} negative, NaN or inf value(s)")
-    if flags.get("bad_latency"):
-        raise ValueError(
-            f"latency has {flags['bad_latency']} negative, NaN or inf value(s)"
-        )

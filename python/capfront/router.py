@@ -30,6 +30,7 @@ seed), so differences and ratios keep their pairing.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ import pandas as pd
 from scipy import stats
 
 from ._protocol import plain
+from .oracles import best_model
 from .paired import percentile_ci, replicate_means
 from .results import EvalResults
 from .routing_choices import read_choices
@@ -456,19 +458,19 @@ def _gap_for_router(
 def _best_and_contenders(
     results: EvalResults, p0: np.ndarray, obs: np.ndarray, complete: bool
 ) -> tuple[str, float, np.ndarray]:
-    """The best single model (ties: cheapest, as :func:`capfront.best_single`) and
+    """The best single model (:func:`capfront.oracles.best_model`) and
     the models that can be best in a bootstrap replicate: those within 8 paired
     standard errors of it (a replicate moves a difference by 8 SE with probability
     ~1e-15). All models when cells are missing."""
     n_run = obs.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
         acc = np.where(n_run > 0, p0.sum(axis=0) / n_run, -np.inf)
-    cand = np.flatnonzero(acc == acc.max())
-    if results.has_cost and cand.size > 1:
-        with np.errstate(invalid="ignore"):
-            mc = np.nanmean(results.mean_cost[:, cand], axis=0)
-        cand = cand[np.argsort(mc, kind="stable")]
-    top = int(cand[0])
+    cost = None
+    if results.has_cost:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a model run nowhere
+            cost = np.nanmean(results.mean_cost, axis=0)
+    top = best_model(acc, cost)
     if not complete:
         return str(results.models[top]), float(acc[top]), np.arange(results.n_models)
     N = p0.shape[0]

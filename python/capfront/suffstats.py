@@ -15,8 +15,7 @@ import copy
 
 import numpy as np
 
-from ._backend import core, resolve_backend
-from ._numba_kernels import suffstats_nb
+from ._kernels import dispatch
 
 _FLAG_NAMES = (
     "nonfinite_scores",
@@ -271,39 +270,6 @@ def _concat_labels(arrays: list[np.ndarray]) -> np.ndarray:
     return np.concatenate([a.astype(object) for a in arrays])
 
 
-def _suffstats_np(scores, mask, cost, latency) -> dict:
-    """Plain NumPy reference."""
-    x = np.asarray(scores, dtype=np.float64)
-    valid = np.ones(x.shape, bool) if mask is None else np.asarray(mask, bool)
-    xv = np.where(valid, x, 0.0)
-    finite = np.isfinite(x) & valid
-    out = {
-        "successes": xv.sum(axis=-1),
-        "sum_sq": (xv * xv).sum(axis=-1),
-        "n_draws": valid.sum(axis=-1).astype(np.int64),
-        "max_score": np.where(valid, x, -np.inf).max(axis=-1, initial=-np.inf),
-        "nonfinite_scores": int((valid & ~np.isfinite(x)).sum()),
-        "out_of_range_scores": int((finite & ((x < 0) | (x > 1))).sum()),
-        "nonbinary_scores": int((finite & (x != 0) & (x != 1)).sum()),
-        "cost_sum": None,
-        "latency_sum": None,
-        "latency_max": None,
-        "bad_cost": 0,
-        "bad_latency": 0,
-    }
-    out["max_score"][out["n_draws"] == 0] = np.nan
-    if cost is not None:
-        c = np.asarray(cost, dtype=np.float64)
-        out["cost_sum"] = np.where(valid, c, 0.0).sum(axis=-1)
-        out["bad_cost"] = int((valid & ~(np.isfinite(c) & (c >= 0))).sum())
-    if latency is not None:
-        t = np.asarray(latency, dtype=np.float64)
-        out["latency_sum"] = np.where(valid, t, 0.0).sum(axis=-1)
-        out["latency_max"] = np.where(valid, t, 0.0).max(axis=-1, initial=0.0)
-        out["bad_latency"] = int((valid & ~(np.isfinite(t) & (t >= 0))).sum())
-    return out
-
-
 def _native(arr: np.ndarray | None, dtype=None) -> np.ndarray | None:
     if arr is None:
         return None
@@ -329,7 +295,6 @@ def sufficient_stats(
     ``mask``, ``cost`` and ``latency`` must have the shape of ``scores``. Invalid
     values are counted in ``.flags``, not raised: :class:`EvalResults` raises.
     """
-    name = resolve_backend(backend)
     scores = np.asarray(scores)
     if scores.ndim != 3:
         raise ValueError(f"scores must be shaped (N, L, G), got {scores.shape}")
@@ -344,31 +309,7 @@ def sufficient_stats(
     mask_u8 = None if mask is None else _native(mask, np.bool_).view(np.uint8)
     cost = _native(cost, np.float64)
     latency = _native(latency, np.float64)
-    if name == "cpp":
-        s = (
-            scores
-            if scores.dtype.kind in "bf" or scores.dtype == np.uint8
-            else (scores.astype(np.float64))
-        )
-        raw = core().sufficient_stats(_native(s), mask_u8, cost, latency)
-        if raw["sum_sq"] is None and raw["out_of_range_scores"]:
-            # bytes > 1 (an error for EvalResults): exact sums of the values
-            raw = core().sufficient_stats(
-                scores.astype(np.float64), mask_u8, cost, latency
-            )
-    elif name == "numba":
-        s = (
-            scores
-            if scores.dtype in (np.bool_, np.uint8, np.float32)
-            else (scores.astype(np.float64))
-        )
-        s = _native(s)
-        if s.dtype == np.bool_:
-            s = s.view(np.uint8)
-        raw = suffstats_nb(s, mask_u8, cost, latency)
-    else:
-        with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: flagged
-            raw = _suffstats_np(scores, mask, cost, latency)
+    raw = dispatch("sufficient_stats", backend)(scores, mask_u8, cost, latency)
     flags = {k: int(raw[k]) for k in _FLAG_NAMES}
     return _compact(raw, flags, scores.shape, mask is None, prompts, models)
 
@@ -413,3 +354,23 @@ def _compact(
 def _label_array(values: np.ndarray) -> np.ndarray:
     arr = np.asarray(values)
     return arr if arr.dtype.kind in "iu" else arr.astype(object)
+
+
+def raise_flags(flags: dict[str, int]) -> None:
+    """``ValueError`` for the bad values :func:`sufficient_stats` flagged
+    (non-finite or out-of-range scores, bad cost or latency)."""
+    if flags.get("nonfinite_scores"):
+        raise ValueError(
+            f"scores contain {flags['nonfinite_scores']} NaN or inf value(s)"
+        )
+    if flags.get("out_of_range_scores"):
+        raise ValueError(
+            f"scores must lie in [0, 1]; {flags['out_of_range_scores']} value(s) are "
+            "outside"
+        )
+    if flags.get("bad_cost"):
+        raise ValueError(f"cost has {flags['bad_cost']} negative, NaN or inf value(s)")
+    if flags.get("bad_latency"):
+        raise ValueError(
+            f"latency has {flags['bad_latency']} negative, NaN or inf value(s)"
+        )

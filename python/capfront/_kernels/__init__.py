@@ -26,8 +26,18 @@ __all__ = ["Kernel", "dispatch", "kernel", "kernels", "register"]
 # family module -> the kernels it registers (imported on first use, so importing
 # capfront does not import every family)
 _FAMILIES = {
+    "crossfit": ("crossfit_rows",),
+    "frontier": (
+        "hull_segments_dense",
+        "hull_segments_cells",
+        "hull_segments_posthoc",
+        "frontier_vertices",
+    ),
+    "graded": ("graded_crossfit_rows", "graded_curve_rows"),
     "oracle": ("naive_oracle_rows", "union_oracle_rows"),
     "pareto3d": ("pareto_minima_3d",),
+    "subsample": ("subsample_curve_rows",),
+    "suffstats": ("sufficient_stats",),
 }
 
 _REGISTRY: dict[str, Kernel] = {}

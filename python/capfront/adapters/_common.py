@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import from_count_frame, from_frame
 from ..results import EvalResults
 from .prices import PriceTable, token_cost
 
@@ -82,7 +81,7 @@ def finish(
     has = set(frame.columns)
     try:
         if counts:
-            results = from_count_frame(
+            results = EvalResults.from_count_frame(
                 frame,
                 prompt=PROMPT,
                 model=MODEL,
@@ -93,7 +92,7 @@ def finish(
                 benchmark=BENCH if BENCH in has else None,
             )
         else:
-            results = from_frame(
+            results = EvalResults.from_frame(
                 frame,
                 prompt=PROMPT,
                 model=MODEL,

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._common import BENCH, COST, MODEL, PROMPT, SCORE, LoadedData, finish
+from .matrix import load_matrix
 
 COST_SUFFIX = "|total_cost"
 
@@ -31,8 +32,6 @@ def load_routerbench(
     except Exception as err:  # unpickling raises many types
         raise ValueError(f"{source}: not a readable pandas pickle ({err})") from None
     if isinstance(wide, dict):
-        from .wide import load_matrix
-
         return load_matrix(path)
     if not isinstance(wide, pd.DataFrame):
         raise ValueError(

@@ -13,90 +13,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..io import (
-    MODEL_ALIASES,
-    PROMPT_ALIASES,
-    from_count_frame,
-    from_frame,
-    read_table,
-)
 from ..results import EvalResults
 from ._common import (
     COST,
     LoadedData,
     apply_prices,
     shown_source,
-    strip_compression,
+)
+from ._files import (  # noqa: F401  (ALIASES, TABLE_FORMATS re-exported)
+    ALIASES,
+    TABLE_FORMATS,
+    _pick,
+    read_frame,
+    table_format,
 )
 from .prices import PriceTable
-
-#: candidate column names per role, first match wins
-ALIASES: dict[str, tuple[str, ...]] = {
-    "prompt": PROMPT_ALIASES,
-    "model": MODEL_ALIASES,
-    "score": ("score", "correct", "is_correct", "reward", "passed", "resolved"),
-    "generation": ("generation", "trial", "epoch", "repeat", "draw", "seed"),
-    "cost": ("cost", "cost_usd", "total_cost", "usd"),
-    "latency": ("latency", "latency_s", "latency_seconds", "duration_s", "total_time"),
-    "benchmark": ("benchmark", "dataset", "eval_name", "task", "category", "subset"),
-    "topic": ("topic",),
-    "successes": ("n_correct", "successes", "num_correct", "correct_count"),
-    "n_draws": ("n_samples", "n_draws", "num_samples", "n_generations", "samples"),
-    "input_tokens": ("input_tokens", "prompt_tokens", "tokens_in"),
-    "output_tokens": ("output_tokens", "completion_tokens", "tokens_out"),
-}
-TABLE_FORMATS = ("csv", "tsv", "parquet", "jsonl", "json", "xlsx")
-
-
-def _pick(
-    frame: pd.DataFrame, role: str, given: str | None, source: str, required: bool
-) -> str | None:
-    if given is not None:
-        if given not in frame.columns:
-            raise ValueError(
-                f"{source}: no column {given!r} for the {role} (columns: "
-                f"{list(map(str, frame.columns))})"
-            )
-        return given
-    for name in ALIASES[role]:
-        if name in frame.columns:
-            return name
-    if required:
-        raise ValueError(
-            f"{source}: no {role} column found (looked for {list(ALIASES[role])}; "
-            f"columns: {list(map(str, frame.columns))}); name it with --{role}"
-        )
-    return None
-
-
-def table_format(path: Path) -> str:
-    suffix = strip_compression(path).lstrip(".")
-    return {"pq": "parquet", "ndjson": "jsonl", "txt": "csv", "xlsm": "xlsx"}.get(
-        suffix, suffix
-    )
-
-
-def read_frame(
-    path: Path, fmt: str | None = None, id_columns: tuple[str | None, ...] = ()
-) -> pd.DataFrame:
-    """A table file as a DataFrame; prompt and model id columns (by alias, or
-    named in ``id_columns``) of text files are read as strings."""
-    fmt = fmt or table_format(path)
-    if fmt == "xls":
-        fmt = "xlsx"  # read_table explains that .xls must be saved as CSV
-    if fmt not in TABLE_FORMATS:
-        raise ValueError(
-            f"{path}: cannot tell the table format from the suffix "
-            f"{path.suffix!r}; give --format"
-        )
-    ids = (*ALIASES["prompt"], *ALIASES["model"], *id_columns)
-    try:
-        return read_table(path, format=fmt, id_columns=ids)
-    except (ValueError, OSError) as err:
-        msg = str(err)
-        if not msg.startswith(str(path)):
-            msg = f"{path}: {msg}"
-        raise ValueError(msg) from None
+from .wide import load_wide_folder, load_wide_frame
 
 
 def _attach_truth(
@@ -133,8 +65,6 @@ def _load_wide(
     given: dict[str, str | None],
 ) -> LoadedData:
     """No model column: a wide table (one score column per model)."""
-    from .wide import load_wide_frame
-
     extra = [r for r in ("model", "score", "generation", "cost", "latency") if given[r]]
     if extra:
         raise ValueError(
@@ -173,8 +103,6 @@ def load_tables(paths: list[Path], fmt: str | None = None, **kwargs: Any) -> Loa
         kwargs.get("model") is None and _pick(f, "model", None, str(p), False) is None
         for f, p in zip(frames, paths, strict=True)
     ):
-        from .wide import load_wide_folder
-
         return load_wide_folder(paths, prompt=kwargs.get("prompt"))
     cols = [list(f.columns) for f in frames]
     if any(c != cols[0] for c in cols):
@@ -298,7 +226,7 @@ def frame_to_loaded(
         raise ValueError(f"{source}: the table has no rows")
     try:
         if counts:
-            results = from_count_frame(
+            results = EvalResults.from_count_frame(
                 frame,
                 prompt=str(cols["prompt"]),
                 model=str(cols["model"]),
@@ -310,7 +238,7 @@ def frame_to_loaded(
                 topic=cols["topic"],
             )
         else:
-            results = from_frame(
+            results = EvalResults.from_frame(
                 frame,
                 prompt=str(cols["prompt"]),
                 model=str(cols["model"]),

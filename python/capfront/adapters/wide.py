@@ -23,14 +23,15 @@ column. Scores must lie in [0, 1]; one generation per cell.
 
 from __future__ import annotations
 
-import pickle
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._common import BENCH, MODEL, PROMPT, SCORE, LoadedData, finish, shown_source
+from ._files import ALIASES, TABLE_FORMATS, read_frame, table_format
+from .matrix import MATRIX_SUFFIXES, load_matrix  # noqa: F401  (re-exported)
+from .routerbench import COST_SUFFIX, routerbench_frame
 
 #: columns of wide tables that are never models
 NOT_MODELS = {
@@ -45,7 +46,6 @@ NOT_MODELS = {
     "reference",
 }
 TEXT_SUFFIXES = ("_response", "_responses", "_output", "_answer", "_prediction")
-MATRIX_SUFFIXES = ("npy", "npz")
 
 
 def _bool_like(col: pd.Series) -> pd.Series | None:
@@ -91,8 +91,6 @@ def model_columns(frame: pd.DataFrame, skip: set[str]) -> list[str]:
 def _id_column(frame: pd.DataFrame, given: str | None, source: str) -> str | None:
     """The prompt id column: ``given``, else the first id alias other than a text
     ``prompt`` column; ``None`` means the row number."""
-    from .tables import ALIASES
-
     if given is not None:
         if given not in frame.columns:
             raise ValueError(
@@ -117,8 +115,6 @@ def wide_to_long(
 ) -> tuple[pd.DataFrame, list[str], str]:
     """Wide table -> canonical long frame (``prompt_id``, ``model``, ``score``
     [, ``benchmark``]), its model columns and what fed the prompt id."""
-    from .tables import ALIASES
-
     pid = _id_column(frame, prompt, source)
     bench = benchmark
     if bench is None:
@@ -169,8 +165,6 @@ def load_wide_frame(
     benchmark: str | None = None,
 ) -> LoadedData:
     """A wide table already read (RouterBench's layout goes to its adapter)."""
-    from .routerbench import COST_SUFFIX, routerbench_frame
-
     if any(str(c).endswith(COST_SUFFIX) for c in frame.columns):
         return routerbench_frame(frame, source, fmt, prompt=prompt, benchmark=benchmark)
     long, models, shown = wide_to_long(
@@ -194,8 +188,6 @@ def load_wide_frame(
 
 
 def wide_files(path: Path) -> list[Path]:
-    from .tables import TABLE_FORMATS, table_format
-
     return sorted(
         p
         for p in path.iterdir()
@@ -211,8 +203,6 @@ def load_wide_folder(
 ) -> LoadedData:
     """A folder (or list) of wide tables, one per benchmark (file stem =
     benchmark, prompt id = ``<stem>/<id or row>``)."""
-    from .tables import read_frame
-
     files = path if isinstance(path, list) else wide_files(path)
     if not files:
         raise ValueError(f"{path}: no CSV/Parquet/JSONL tables in this folder")
@@ -243,140 +233,4 @@ def load_wide_folder(
         notes=notes,
         cost_source=None,
         columns={"prompt": f"<file>/{shown}", "score": "<model> columns"},
-    )
-
-
-# ---------------------------------------------------------------- matrices
-def _matrix(values: Any, where: str) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{where}: the scores are not a numeric array") from None
-    if arr.ndim != 2:
-        raise ValueError(
-            f"{where}: a score matrix must be 2-D (prompts x models), got shape "
-            f"{arr.shape}"
-        )
-    return arr
-
-
-def _names(values: Any, n: int, where: str, what: str) -> list[str] | None:
-    if values is None:
-        return None
-    names = [str(x) for x in np.asarray(values, dtype=object).ravel()]
-    if len(names) != n:
-        raise ValueError(
-            f"{where}: {len(names)} {what} name(s) for {n} {what} column(s)/row(s)"
-        )
-    return names
-
-
-def _first_key(d: dict, keys: tuple[str, ...]) -> Any:
-    return next((d[k] for k in keys if k in d), None)
-
-
-_MODEL_KEYS = ("models", "model", "model_names", "model_list", "llms")
-_SCORE_KEYS = ("scores", "score", "correctness", "data", "matrix")
-
-
-def _blocks_from_dict(obj: dict, where: str) -> tuple[dict[str, np.ndarray], Any]:
-    """Score blocks (benchmark -> (n, L) array) and model names of a pickled
-    dict or ``.npz`` archive (see the module docstring)."""
-    names = _first_key(obj, _MODEL_KEYS)
-    data = _first_key(obj, _SCORE_KEYS)
-    if data is None:
-        raise ValueError(
-            f"{where}: no score array found (looked for keys {list(_SCORE_KEYS)}; "
-            f"keys: {list(map(str, obj))})"
-        )
-    if isinstance(data, dict):
-        blocks = {}
-        for key, value in data.items():
-            if isinstance(value, dict):  # RouterEval leaderboard: {"correctness": ..}
-                value = _first_key(value, ("correctness", "score", "scores"))
-                if value is None:
-                    continue
-            label = str(key)
-            for suffix in ("_score", "_scores"):
-                label = label.removesuffix(suffix)
-            blocks[label] = _matrix(value, f"{where}: {key!r}")
-        if not blocks:
-            raise ValueError(f"{where}: no score arrays under {list(map(str, data))}")
-        return blocks, names
-    return {"": _matrix(data, where)}, names
-
-
-def load_matrix(path: Path) -> LoadedData:
-    """A score matrix file: ``.npy``, ``.npz`` or a pickled dict (RouterEval)."""
-    source = str(path)
-    suffix = path.suffix.lower().lstrip(".")
-    prompt_names = None
-    try:
-        if suffix == "npy":
-            loaded: Any = np.load(path, allow_pickle=False)
-        elif suffix == "npz":
-            with np.load(path, allow_pickle=False) as z:
-                loaded = {k: z[k] for k in z.files}
-        else:
-            with open(path, "rb") as fh:
-                loaded = pickle.load(fh)  # noqa: S301 - the user's own file
-    except ValueError as err:
-        raise ValueError(
-            f"{source}: not a readable score matrix ({err}); object arrays are not "
-            "loaded from .npy/.npz (save model names as a string array)"
-        ) from None
-    except Exception as err:  # unpickling and zip reading raise many types
-        raise ValueError(f"{source}: not a readable score matrix ({err})") from None
-    if isinstance(loaded, dict):
-        blocks, names = _blocks_from_dict(loaded, source)
-        prompt_names = _first_key(loaded, ("prompts", "prompt_ids", "ids"))
-        if isinstance(prompt_names, dict):
-            prompt_names = None  # RouterEval's prompt texts per split: not ids
-    elif isinstance(loaded, np.ndarray):
-        blocks, names = {"": _matrix(loaded, source)}, None
-    else:
-        raise ValueError(
-            f"{source}: expected a score array or a dict of score arrays with "
-            f"model names, got {type(loaded).__name__}"
-        )
-    widths = {b.shape[1] for b in blocks.values()}
-    if len(widths) != 1:
-        raise ValueError(
-            f"{source}: the score arrays have different numbers of model columns "
-            f"({sorted(widths)})"
-        )
-    L = widths.pop()
-    models = _names(names, L, source, "model") or [f"model_{j}" for j in range(L)]
-    parts = []
-    for label, block in blocks.items():
-        n = block.shape[0]
-        if label == "" and prompt_names is not None:
-            ids = _names(prompt_names, n, source, "prompt")
-        else:
-            ids = [f"{label}/{i}" if label else str(i) for i in range(n)]
-        ii, jj = np.meshgrid(np.arange(n), np.arange(L), indexing="ij")
-        part = pd.DataFrame(
-            {
-                PROMPT: np.asarray(ids, dtype=object)[ii.ravel()],
-                MODEL: np.asarray(models, dtype=object)[jj.ravel()],
-                SCORE: block.ravel(),
-            }
-        )
-        if label:
-            part[BENCH] = label
-        parts.append(part[part[SCORE].notna().to_numpy()])
-    notes = [
-        f"score matrix: {sum(b.shape[0] for b in blocks.values())} prompts x "
-        f"{L} models, one generation per cell"
-        + ("" if names is not None else " (no model names stored: model_0, ...)")
-    ]
-    if len(blocks) > 1 or "" not in blocks:
-        notes.append(f"benchmarks = the arrays {list(blocks)}")
-    return finish(
-        pd.concat(parts, ignore_index=True),
-        fmt="matrix",
-        source=source,
-        notes=notes,
-        cost_source=None,
-        columns={"score": "matrix columns"},
     )

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._backend import core, resolve_backend
-from .._numba_debias import subsample_curve_rows_nb
+from .._kernels import dispatch
 from .._validate import real_number, whole_number
-from ..expected_max import _subsample_curve_np
 from ._input import min_draws, require_min_draws
 from .bias_correction import feasible
 from .result import Decomposition
@@ -25,17 +23,10 @@ _LAM_GRID = np.linspace(LAM_BOUNDS[0], LAM_BOUNDS[1], 76)
 def curve_rows(
     S: np.ndarray, G: np.ndarray, sizes: np.ndarray, backend: str | None = None
 ) -> np.ndarray:
-    """Per-prompt exact subsample curve, ``(N, len(sizes))``."""
-    name = resolve_backend(backend)
+    """Per-prompt exact subsample curve, ``(N, len(sizes))`` (the
+    ``subsample_curve_rows`` kernel of :mod:`capfront._kernels.subsample`)."""
     sizes = np.ascontiguousarray(sizes, dtype=np.int64)
-    if name == "cpp":
-        return core().subsample_curve_rows(S, G, sizes)
-    if name == "numba":
-        return subsample_curve_rows_nb(S, G, sizes)
-    out = np.empty((S.shape[0], len(sizes)))
-    for n in range(S.shape[0]):
-        out[n] = _subsample_curve_np(S[n : n + 1], G[n : n + 1], sizes)
-    return out
+    return dispatch("subsample_curve_rows", backend)(S, G, sizes)
 
 
 def fit_decay(

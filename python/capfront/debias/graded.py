@@ -7,9 +7,9 @@ orderings of each cell's valid draws. ``bootstrap_bc`` and ``pgm`` need binomial
 counts and refuse graded data.
 
 Random orderings (identical in the three backends: ``cpp``
-``cpp/include/capfront/graded.hpp``, ``numba`` :mod:`capfront._numba_graded`, and
-the NumPy reference here). The ``m`` valid draws ``a[0..m)`` of a cell, in their
-original order, are shuffled by forward Fisher-Yates,
+``cpp/include/capfront/graded.hpp``, ``numba`` and the NumPy reference side by
+side in :mod:`capfront._kernels.graded`). The ``m`` valid draws ``a[0..m)`` of a
+cell, in their original order, are shuffled by forward Fisher-Yates,
 ``for i = 0 .. m-2: j = i + ((w[i] * (m - i)) >> 32); swap(a[i], a[j])``
 (the first ``k`` steps fix ``a[0..k)``, a uniform random ``k``-subset in random
 order, so the compiled kernels stop after the largest prefix they need),
@@ -34,18 +34,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._backend import core, resolve_backend
-from .._numba_graded import graded_crossfit_rows_nb, graded_curve_rows_nb
-from .._philox import philox4x32_10, philox_key
+from .._kernels import dispatch
+from .._kernels.graded import TIE_TOL  # noqa: F401  (documented here)
+from .._philox import philox_key
 from ..results import EvalResults
 from .bias_correction import feasible
 from .extrapolation import decay_decomposition, fit_sizes
 from .result import Decomposition
-
-TIE_TOL = 1e-12
-"""Selection-half means within this of the best count as tied (the value is shared)."""
-
-_NUMPY_CHUNK = 512  # prompts per NumPy chunk (memory only; results do not depend on it)
 
 
 # ----------------------------------------------------------------------- keys
@@ -117,112 +112,6 @@ def _check(
     return scores, valid, pk, mk, n_splits, seed, count
 
 
-# ---------------------------------------------------------- NumPy reference
-def _compact(scores: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """Each cell's valid draws first, in their original order."""
-    order = np.argsort(~valid, axis=2, kind="stable")
-    return np.take_along_axis(np.where(valid, scores, 0.0), order, axis=2)
-
-
-def _words(
-    seed: int, split: int, pk: np.ndarray, mk: np.ndarray, count: np.ndarray, G: int
-) -> np.ndarray:
-    """Words ``0..G-1`` of every cell's ordering in one split, ``(C, L, G)`` uint64:
-    word ``split * stride + i`` of the stream (rep = prompt key, stream = model key),
-    ``stride = 4 ceil(m / 4)`` (only the first ``m`` of a cell are used)."""
-    B = (G + 3) // 4
-    blocks = (count.astype(np.uint64) + np.uint64(3)) // np.uint64(4)
-    j = np.uint64(split) * blocks[:, :, None] + np.arange(B, dtype=np.uint64)
-    ctr = np.empty(j.shape + (4,), dtype=np.uint64)
-    ctr[..., 0] = j & np.uint64(0xFFFFFFFF)
-    ctr[..., 1] = pk[:, None, None]
-    ctr[..., 2] = mk[None, :, None]
-    ctr[..., 3] = j >> np.uint64(32)
-    words = philox4x32_10(ctr.reshape(-1, 4), philox_key(seed))
-    return words.reshape(len(pk), len(mk), 4 * B)[:, :, :G].astype(np.uint64)
-
-
-def _shuffled_prefix(
-    compact: np.ndarray, count: np.ndarray, words: np.ndarray
-) -> np.ndarray:
-    """Forward Fisher-Yates over each cell's first ``count`` entries (vectorised
-    over cells), then prefix sums: ``out[..., k - 1] = c[k]``."""
-    a = compact.copy()
-    for i in range(a.shape[2] - 1):
-        act = count > i + 1
-        span = np.where(act, count - i, 1).astype(np.uint64)
-        j = i + ((words[:, :, i] * span) >> np.uint64(32)).astype(np.intp)
-        j = j[:, :, None]
-        ai = a[:, :, i].copy()
-        aj = np.take_along_axis(a, j, axis=2)[:, :, 0]
-        a[:, :, i] = np.where(act, aj, ai)
-        np.put_along_axis(a, j, np.where(act, ai, aj)[:, :, None], axis=2)
-    return np.cumsum(a, axis=2)  # sequential, like the compiled loops
-
-
-def _at(csum: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """``c[k]`` per cell for ``k`` broadcastable to ``(C, L)`` (``k >= 1``)."""
-    idx = np.broadcast_to(np.maximum(k, 1) - 1, csum.shape[:2])[:, :, None]
-    return np.take_along_axis(csum, idx, axis=2)[:, :, 0]
-
-
-def _crossfit_value(sel: np.ndarray, rest: np.ndarray) -> np.ndarray:
-    best = sel.max(axis=1)
-    tied = sel >= (best - TIE_TOL)[:, None]
-    acc = np.zeros(sel.shape[0])
-    for l in range(sel.shape[1]):  # models in order, like the kernels
-        acc = acc + np.where(tied[:, l], rest[:, l], 0.0)
-    return acc / tied.sum(axis=1)
-
-
-def _crossfit_rows_np(scores, valid, pk, mk, seed, n_splits) -> np.ndarray:
-    N, L, G = scores.shape
-    out = np.empty(N)
-    for start in range(0, N, _NUMPY_CHUNK):
-        sl = slice(start, start + _NUMPY_CHUNK)
-        compact = _compact(scores[sl], valid[sl])
-        count = valid[sl].sum(axis=2)
-        obs = count > 0
-        gmin = np.where(obs, count, np.iinfo(np.int64).max).min(axis=1)
-        halves = (gmin // 2, gmin - gmin // 2)
-        total = _at(np.cumsum(compact, axis=2), count)  # original order
-        acc = np.zeros(len(gmin))
-        for s in range(n_splits):
-            csum = _shuffled_prefix(
-                compact, count, _words(seed, s, pk[sl], mk, count, G)
-            )
-            v = []
-            for g in halves:
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    head = _at(csum, g[:, None])
-                    sel = np.where(obs, head / g[:, None], -np.inf)
-                    rest = (total - head) / np.where(obs, count - g[:, None], 1)
-                v.append(_crossfit_value(sel, rest))
-            acc += np.where(halves[0] == halves[1], v[0], 0.5 * (v[0] + v[1]))
-        out[sl] = acc / n_splits
-    return out
-
-
-def _curve_rows_np(scores, valid, sizes, pk, mk, seed, n_splits) -> np.ndarray:
-    N, L, G = scores.shape
-    out = np.empty((N, len(sizes)))
-    for start in range(0, N, _NUMPY_CHUNK):
-        sl = slice(start, start + _NUMPY_CHUNK)
-        compact = _compact(scores[sl], valid[sl])
-        count = valid[sl].sum(axis=2)
-        obs = count > 0
-        acc = np.zeros((compact.shape[0], len(sizes)))
-        for s in range(n_splits):
-            csum = _shuffled_prefix(
-                compact, count, _words(seed, s, pk[sl], mk, count, G)
-            )
-            for k, g in enumerate(sizes):
-                means = np.where(obs, csum[:, :, g - 1] / g, -np.inf)
-                acc[:, k] += means.max(axis=1)
-        out[sl] = acc / n_splits
-    return out
-
-
 # --------------------------------------------------------------- array API
 def graded_crossfit_rows(
     scores: np.ndarray,
@@ -257,13 +146,8 @@ def graded_crossfit_rows(
     )
     if int(count[count > 0].min()) < 2:
         raise ValueError("crossfit needs at least 2 generations per cell")
-    name = resolve_backend(backend)
-    if name == "cpp":
-        return core().graded_crossfit_rows(scores, valid, pk, mk, seed, n_splits)
-    if name == "numba":
-        lo, hi = philox_key(seed)
-        return graded_crossfit_rows_nb(scores, valid, pk, mk, lo, hi, n_splits)
-    return _crossfit_rows_np(scores, valid, pk, mk, seed, n_splits)
+    run = dispatch("graded_crossfit_rows", backend)
+    return run(scores, valid, pk, mk, seed, n_splits)
 
 
 def graded_curve_rows(
@@ -289,13 +173,8 @@ def graded_curve_rows(
     gmin = int(count[count > 0].min())
     if ((sizes < 1) | (sizes > gmin)).any():
         raise ValueError(f"sizes must lie in 1..{gmin} (the fewest draws of a cell)")
-    name = resolve_backend(backend)
-    if name == "cpp":
-        return core().graded_curve_rows(scores, valid, sizes, pk, mk, seed, n_splits)
-    if name == "numba":
-        lo, hi = philox_key(seed)
-        return graded_curve_rows_nb(scores, valid, sizes, pk, mk, lo, hi, n_splits)
-    return _curve_rows_np(scores, valid, sizes, pk, mk, seed, n_splits)
+    run = dispatch("graded_curve_rows", backend)
+    return run(scores, valid, sizes, pk, mk, seed, n_splits)
 
 
 # ------------------------------------------------------------- results API

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._protocol import ResultProtocol
 from ..expected_max import expected_max_binomial, subsample_curve
 from ..simulate import simulate
 from ._common import check_draws, check_int, loglog_slope, markdown_table, new_axes
@@ -27,7 +28,7 @@ GAUSSIAN_DRAWS = (5, 10, 20, 50)
 
 
 @dataclass
-class BiasDecayResult:
+class BiasDecayResult(ResultProtocol):
     """Result of :func:`bias_decay`.
 
     Attributes
@@ -59,6 +60,27 @@ class BiasDecayResult:
     fits: pd.DataFrame
     gaussian: pd.DataFrame
     settings: dict = field(default_factory=dict)
+
+    @property
+    def level(self) -> float:
+        """0.95: the bootstrap-over-reps intervals of the exponents are 95% ones."""
+        return 0.95
+
+    @property
+    def value(self) -> float:
+        """The result protocol's headline: the fitted decay exponent ``lambda``
+        (headline window) of the first scenario."""
+        return float(self.lambdas["lambda"].iloc[0])
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """Its 95% bootstrap-over-reps percentile interval."""
+        row = self.lambdas.iloc[0]
+        return (float(row["lambda_lo"]), float(row["lambda_hi"]))
+
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`table`: one row per (scenario, ``n_draws``)."""
+        return self.table
 
     @property
     def lambdas(self) -> pd.DataFrame:

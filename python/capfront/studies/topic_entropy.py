@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._protocol import ResultProtocol
 from ..expected_max import expected_max_binomial
 from ..results import EvalResults
 from ..simulate import simulate
@@ -19,7 +20,7 @@ _N_BINS = 8
 
 
 @dataclass
-class TopicEntropyResult:
+class TopicEntropyResult(ResultProtocol):
     """Result of :func:`topic_entropy`.
 
     Attributes
@@ -62,6 +63,26 @@ class TopicEntropyResult:
     def spearman(self) -> float:
         """Spearman rank correlation of the true gain with ``H(pi)``."""
         return float(self.summary.set_index("estimate").loc["true", "spearman"])
+
+    @property
+    def level(self) -> float:
+        """0.95: the bootstrap-over-workloads interval of ``spearman`` is a 95% one."""
+        return 0.95
+
+    @property
+    def value(self) -> float:
+        """The result protocol's headline: :attr:`spearman`."""
+        return self.spearman
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        """The 95% bootstrap-over-workloads interval of :attr:`spearman`."""
+        row = self.summary.set_index("estimate").loc["true"]
+        return (float(row["spearman_lo"]), float(row["spearman_hi"]))
+
+    def to_frame(self) -> pd.DataFrame:
+        """:attr:`table`: one row per simulated workload."""
+        return self.table
 
     def plot(self, ax=None):  # noqa: ANN001, ANN201 (matplotlib is optional at import)
         """Gain against ``H(pi)``: workloads as dots, entropy-bin means as lines."""
@@ -121,22 +142,14 @@ class TopicEntropyResult:
 
 
 def _debiased_oracle(results: EvalResults, method: str | None) -> tuple[float, str]:
-    """The debiased oracle from ``capfront.debiased_oracle(results, method)`` when it
-    exists, else (only for ``bootstrap_bc`` or ``None``) the parametric bootstrap bias
-    correction of design §4c computed here:
+    """``capfront.debiased_oracle(results, method)``, or with ``method=None`` the
+    parametric bootstrap bias correction of design §4c computed here:
     ``O_bc = 2 O_biased - mean_n E[max_l Bin(G, p_hat_nl) / G]``."""
-    import capfront
+    if method is not None:
+        from ..debias import debiased_oracle
 
-    fn = getattr(capfront, "debiased_oracle", None)
-    if fn is not None and method is not None:
-        out = fn(results, method)
-        value = getattr(out, "value", out)
-        return float(value), f"capfront.debiased_oracle({method!r})"
-    if method not in (None, "bootstrap_bc"):
-        raise ValueError(
-            f"debias_method {method!r} needs capfront.debiased_oracle, which is not "
-            "available; use 'bootstrap_bc' or None"
-        )
+        out = debiased_oracle(results, method)
+        return float(out.value), f"capfront.debiased_oracle({method!r})"
     p_hat = results.p_hat
     naive = float(p_hat.max(axis=1).mean())
     e1 = float(expected_max_binomial(p_hat, results.n_draws).mean())

@@ -1,0 +1,446 @@
+"""Table objects (pandas, polars or pyarrow; one row per prompt, model and
+generation, or per prompt and model for count tables) -> dense arrays and
+:class:`~capfront.suffstats.SufficientStats`.
+
+The parsing layer below the data model: nothing here builds an
+:class:`~capfront.EvalResults` (``EvalResults.from_frame`` and
+:mod:`capfront.io` do, from what this module returns), so the data model can use
+it without an import cycle.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .suffstats import (
+    SufficientStats,
+    _label_array,
+    count_dtype,
+    raise_flags,
+    sufficient_stats,
+)
+
+
+def _to_pandas(frame: Any) -> pd.DataFrame:
+    if isinstance(frame, pd.DataFrame):
+        return frame
+    mod = type(frame).__module__
+    if mod.startswith("polars"):
+        return frame.to_pandas()
+    if mod.startswith("pyarrow"):
+        return frame.to_pandas()
+    if hasattr(frame, "to_pandas"):
+        return frame.to_pandas()
+    if isinstance(frame, dict):
+        return pd.DataFrame(frame)
+    raise ValueError(
+        f"expected a pandas, polars or pyarrow table (or a file path), got "
+        f"{type(frame).__name__}"
+    )
+
+
+def _is_frame(obj: Any) -> bool:
+    """A table object (pandas, polars, pyarrow, dict of columns), not a path."""
+    if isinstance(obj, (str, Path)):
+        return False
+    mod = type(obj).__module__
+    return (
+        isinstance(obj, (pd.DataFrame, dict))
+        or mod.startswith(("polars", "pyarrow"))
+        or hasattr(obj, "to_pandas")
+    )
+
+
+def _labels_codes(
+    df: pd.DataFrame, column: str, role: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes and labels of an id column (prompt or model); an empty or
+    missing id is refused with its row number (1 = the first data row)."""
+    values = df[column]
+    codes, labels = pd.factorize(values, sort=False)
+    empty = codes < 0
+    if len(labels) and not pd.api.types.is_numeric_dtype(np.asarray(labels).dtype):
+        # blank labels ("", "  "): checked once per distinct label, not per row
+        blank = np.flatnonzero([str(x).strip() == "" for x in labels])
+        if blank.size:
+            empty |= np.isin(codes, blank)
+    if empty.any():
+        i = int(np.flatnonzero(empty)[0])
+        raise ValueError(
+            f"column {column!r} ({role}) is empty in row {i + 1} (the first data "
+            f"row is 1; {int(empty.sum())} empty row(s) in all): give every row "
+            f"a {role}"
+        )
+    return codes, np.asarray(labels)
+
+
+def _need(df: pd.DataFrame, column: str | None, role: str) -> None:
+    if column is not None and column not in df.columns:
+        raise ValueError(
+            f"unknown {role} column {column!r}; the table has columns "
+            f"{list(map(str, df.columns))}"
+        )
+
+
+def _per_prompt(
+    df: pd.DataFrame, column: str, p_codes: np.ndarray, n: int
+) -> np.ndarray:
+    """A label that must be constant within each prompt."""
+    values = df[column].to_numpy(dtype=object)
+    out = np.empty(n, dtype=object)
+    out[p_codes] = values
+    check = pd.Series(values).groupby(p_codes).nunique(dropna=False)
+    if (check > 1).any():
+        bad = check.index[check > 1][0]
+        raise ValueError(f"column {column!r} varies within prompt number {bad}")
+    return out
+
+
+def _dense_from_frame(
+    frame: Any,
+    *,
+    prompt: str,
+    model: str,
+    score: str,
+    generation: str | None,
+    cost: str | None,
+    latency: str | None,
+    benchmark: str | None,
+    topic: str | None,
+) -> dict[str, Any]:
+    """Long table -> dense ``(N, L, G)`` arrays (``scores``, ``mask``, ``cost``,
+    ``latency``) and labels, as keyword arguments of ``EvalResults.from_arrays``."""
+    df = _to_pandas(frame)
+    for col, role in (
+        (prompt, "prompt"),
+        (model, "model"),
+        (score, "score"),
+        (cost, "cost"),
+        (latency, "latency"),
+        (benchmark, "benchmark"),
+        (topic, "topic"),
+    ):
+        _need(df, col, role)
+    if generation is not None and generation not in df.columns:
+        if generation != "generation":
+            _need(df, generation, "generation")
+        generation = None
+    if len(df) == 0:
+        raise ValueError("the table has no rows")
+    p_codes, p_labels = _labels_codes(df, prompt, "prompt")
+    m_codes, m_labels = _labels_codes(df, model, "model")
+    # One int64 key per row, sorted once: cells contiguous, generations in order.
+    cell_key = p_codes.astype(np.int64) * len(m_labels) + m_codes
+    if generation is not None:
+        gen = df[generation]
+        if gen.isna().any():
+            raise ValueError(f"column {generation!r} has missing values")
+        g_codes, g_labels = pd.factorize(gen, sort=True)
+        full_key = cell_key * len(g_labels) + g_codes
+        order = np.argsort(full_key, kind="stable")
+        same = np.flatnonzero(np.diff(full_key[order]) == 0)
+        if same.size:
+            i = int(order[same[0] + 1])
+            raise ValueError(
+                f"duplicate rows for (prompt, model, generation) = "
+                f"({df[prompt].iloc[i]!r}, {df[model].iloc[i]!r}, "
+                f"{df[generation].iloc[i]!r}); {same.size} duplicate row(s) in all"
+            )
+    else:
+        order = np.argsort(cell_key, kind="stable")
+        g_labels = None
+    # position of each row within its (prompt, model) cell, generations in order
+    cell = cell_key[order]
+    starts = np.r_[0, np.flatnonzero(np.diff(cell)) + 1]
+    run = np.repeat(starts, np.diff(np.r_[starts, len(cell)]))
+    pos = np.empty(len(df), dtype=np.int64)
+    pos[order] = np.arange(len(cell)) - run
+    N, L, G = len(p_labels), len(m_labels), int(pos.max()) + 1
+
+    def dense(col: str, what: str) -> np.ndarray:
+        values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.isnan(values) & df[col].notna().to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"column {col!r} ({what}) has non-numeric values (row {i + 1}: "
+                f"{df[col].iloc[i]!r})"
+            )
+        if np.isnan(values).any():
+            i = int(np.flatnonzero(np.isnan(values))[0])
+            fix = (
+                f"fill them, or leave {what}= out (capfront report drops an "
+                f"auto-detected {what} column with gaps, with a note)"
+                if what in ("cost", "latency")
+                else "fill them or drop those rows"
+            )
+            raise ValueError(
+                f"column {col!r} ({what}) has {int(np.isnan(values).sum())} missing "
+                f"value(s), first in row {i + 1}: {fix}"
+            )
+        out = np.zeros((N, L, G), dtype=np.float64)
+        out[p_codes, m_codes, pos] = values
+        return out
+
+    scores = dense(score, "score")
+    mask = None
+    if len(df) != N * L * G:
+        mask = np.zeros((N, L, G), dtype=bool)
+        mask[p_codes, m_codes, pos] = True
+    scores_arr: np.ndarray = scores
+    if set(np.unique(scores)) <= {0.0, 1.0}:
+        scores_arr = scores.astype(np.uint8)
+    return {
+        "scores": scores_arr,
+        "mask": mask,
+        "cost": None if cost is None else dense(cost, "cost"),
+        "latency": None if latency is None else dense(latency, "latency"),
+        "models": np.asarray(m_labels, dtype=object).astype(str),
+        "prompts": _label_array(np.asarray(p_labels)),
+        "benchmark": None
+        if benchmark is None
+        else _per_prompt(df, benchmark, p_codes, N),
+        "topic": None if topic is None else _per_prompt(df, topic, p_codes, N),
+        "generations": None if g_labels is None else np.asarray(g_labels),
+    }
+
+
+_FRAME_DEFAULTS: dict[str, Any] = {
+    "prompt": "prompt_id",
+    "model": "model",
+    "score": "score",
+    "generation": "generation",
+    "cost": None,
+    "latency": None,
+    "benchmark": None,
+    "topic": None,
+}
+
+
+def stats_from_frame(
+    frame: Any, *, backend: str | None = None, **columns: Any
+) -> tuple[SufficientStats, dict[str, np.ndarray | None]]:
+    """Sufficient statistics of one chunk of a long table, with prompt and model
+    labels (to combine with :meth:`SufficientStats.concat`) and the per-prompt
+    ``benchmark``/``topic`` labels aligned with ``stats.prompts``."""
+    unknown = set(columns) - set(_FRAME_DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown column argument(s) {sorted(unknown)}")
+    cols = {**_FRAME_DEFAULTS, **columns}
+    df = _to_pandas(frame)
+    fast = _ordered_block_stats(df, backend=backend, **cols)
+    if fast is not None:
+        gens = df[cols["generation"]].to_numpy()[: fast.n_draws[0, 0]].copy()
+        return _at_rest(fast), {"benchmark": None, "topic": None, "generations": gens}
+    dense = _dense_from_frame(df, **cols)
+    cost, latency = dense["cost"], dense["latency"]
+    stats = sufficient_stats(
+        dense["scores"],
+        dense["mask"],
+        cost,
+        latency,
+        prompts=dense["prompts"],
+        models=dense["models"],
+        backend=backend,
+    )
+    raise_flags(stats.flags)
+    extra = {k: dense[k] for k in ("benchmark", "topic", "generations")}
+    return _at_rest(stats), extra
+
+
+def _first_run(values: np.ndarray) -> int:
+    """Length of the run of equal values at the start (scanned in growing windows,
+    so a long array with short runs costs little)."""
+    width = 1024
+    while True:
+        head = values[:width]
+        other = np.flatnonzero(head != values[0])
+        if other.size:
+            return int(other[0])
+        if width >= len(values):
+            return len(values)
+        width *= 4
+
+
+def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes and labels of a column (categoricals without a hash pass)."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), np.asarray(column.cat.categories)
+    codes, labels = pd.factorize(column, sort=False)
+    return codes, np.asarray(labels)
+
+
+def _ordered_block_stats(
+    df: pd.DataFrame,
+    *,
+    prompt: str,
+    model: str,
+    score: str,
+    generation: str | None,
+    cost: str | None,
+    latency: str | None,
+    benchmark: str | None,
+    topic: str | None,
+    backend: str | None = None,
+) -> SufficientStats | None:
+    """Fast path for the common layout: rows sorted by prompt, every prompt with
+    the same ``L x G`` block of (model, generation) rows in the same order. Then
+    the columns reshape to ``(n, L, G)`` without sorting or scattering, and the
+    checks below (all O(rows), vectorised) prove there is no duplicate row.
+    Returns ``None`` (use the general path) for any other layout."""
+    R = len(df)
+    if (
+        R == 0
+        or benchmark is not None
+        or topic is not None
+        or generation is None
+        or any(c not in df.columns for c in (prompt, model, score, generation))
+        or any(c is not None and c not in df.columns for c in (cost, latency))
+    ):
+        return None
+    p = df[prompt].to_numpy()
+    if p.dtype.kind not in "iu":
+        return None
+    k = _first_run(p)
+    if R % k:
+        return None
+    n = R // k
+    p2 = p.reshape(n, k)
+    if not (p2 == p2[:, :1]).all():
+        return None
+    prompts = p2[:, 0].copy()  # a view would keep the whole chunk alive
+    if len(pd.unique(prompts)) != n:  # a prompt in two separate runs
+        return None
+    m_codes, m_labels = _codes(df[model])
+    m_block = m_codes[:k]
+    L = len(pd.unique(m_block))
+    if L == 0 or k % L or (m_block < 0).any():
+        return None
+    G = k // L
+    mb = m_block.reshape(L, G)
+    if not (mb == mb[:, :1]).all() or len(pd.unique(mb[:, 0])) != L:
+        return None
+    if not (m_codes.reshape(n, k) == m_block).all():
+        return None
+    g = df[generation].to_numpy()
+    if g.dtype.kind not in "iu":
+        return None
+    gb = g[:G]
+    if len(pd.unique(gb)) != G or not (g.reshape(n, L, G) == gb).all():
+        return None
+    x = df[score].to_numpy()
+    if x.dtype.kind not in "biuf":
+        return None
+
+    def cube(col: str | None) -> np.ndarray | None:
+        if col is None:
+            return None
+        v = df[col].to_numpy()
+        return v.reshape(n, L, G) if v.dtype.kind in "iuf" else None
+
+    c3, t3 = cube(cost), cube(latency)
+    if (cost is not None and c3 is None) or (latency is not None and t3 is None):
+        return None
+    stats = sufficient_stats(
+        x.reshape(n, L, G),
+        None,
+        c3,
+        t3,
+        prompts=prompts,
+        models=np.asarray(m_labels[mb[:, 0]], dtype=object).astype(str),
+        backend=backend,
+    )
+    raise_flags(stats.flags)
+    return stats
+
+
+def _at_rest(stats: SufficientStats) -> SufficientStats:
+    """Hold a chunk's integer counts in the smallest dtype that fits them (uint8
+    for up to 255 draws): many chunks wait in memory before they are merged."""
+    if stats.successes.dtype.kind in "iu":
+        stats.successes = stats.successes.astype(count_dtype(int(stats.n_draws.max())))
+    if stats.constant_draws is None:
+        stats.n_draws = stats.n_draws.astype(count_dtype(int(stats.n_draws.max())))
+    return stats
+
+
+def _numeric_column(df: pd.DataFrame, col: str, what: str) -> np.ndarray:
+    """``df[col]`` as float64; names the column when it is not all numbers."""
+    values = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=np.float64)
+    if np.isnan(values).any():
+        bad = np.isnan(values) & df[col].notna().to_numpy()
+        kind = "non-numeric" if bad.any() else "missing"
+        i = int(np.flatnonzero(bad if bad.any() else np.isnan(values))[0])
+        raise ValueError(
+            f"column {col!r} ({what}) has {int(np.isnan(values).sum())} {kind} "
+            f"value(s), first in row {i + 1}"
+        )
+    return values
+
+
+def count_frame_arrays(
+    frame: Any,
+    *,
+    prompt: str,
+    model: str,
+    successes: str,
+    n_draws: str,
+    cost: str | None,
+    latency: str | None,
+    benchmark: str | None,
+    topic: str | None,
+) -> dict[str, Any]:
+    """Count table (one row per prompt and model: correct of drawn) -> the
+    keyword arguments of ``EvalResults.from_counts`` (``successes`` and
+    ``n_draws`` shaped ``(N, L)``, labels); missing (prompt, model) pairs are
+    cells not run (``n_draws == 0``)."""
+    df = _to_pandas(frame)
+    for col, role in (
+        (prompt, "prompt"),
+        (model, "model"),
+        (successes, "successes"),
+        (n_draws, "n_draws"),
+        (cost, "cost"),
+        (latency, "latency"),
+        (benchmark, "benchmark"),
+        (topic, "topic"),
+    ):
+        _need(df, col, role)
+    if len(df) == 0:
+        raise ValueError("the table has no rows")
+    p_codes, p_labels = _labels_codes(df, prompt, "prompt")
+    m_codes, m_labels = _labels_codes(df, model, "model")
+    key = pd.DataFrame({"p": p_codes, "m": m_codes})
+    if key.duplicated().any():
+        i = int(np.flatnonzero(key.duplicated().to_numpy())[0])
+        raise ValueError(
+            f"duplicate rows for (prompt, model) = ({df[prompt].iloc[i]!r}, "
+            f"{df[model].iloc[i]!r})"
+        )
+    N, L = len(p_labels), len(m_labels)
+    S = np.zeros((N, L))
+    G = np.zeros((N, L))
+    S[p_codes, m_codes] = _numeric_column(df, successes, "successes")
+    G[p_codes, m_codes] = _numeric_column(df, n_draws, "n_draws")
+
+    def cells(col: str | None) -> np.ndarray | None:
+        if col is None:
+            return None
+        out = np.zeros((N, L))
+        out[p_codes, m_codes] = _numeric_column(df, col, "cost/latency")
+        return out
+
+    return dict(
+        successes=S,
+        n_draws=G,
+        cost=cells(cost),
+        latency=cells(latency),
+        models=np.asarray(m_labels, dtype=object).astype(str),
+        prompts=np.asarray(p_labels, dtype=object),
+        benchmark=None if benchmark is None else _per_prompt(df, benchmark, p_codes, N),
+        topic=None if topic is None else _per_prompt(df, topic, p_codes, N),
+    )

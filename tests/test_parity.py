@@ -1,0 +1,334 @@
+"""Every registered kernel (``capfront._kernels.kernels()``) on every available
+backend gives the NumPy reference's arrays bit for bit, on edge-case inputs:
+empty, one row, non-contiguous, byte-swapped (where the kernel's contract takes
+any array), NaN where allowed; a ``ValueError`` of the reference is one on every
+backend.
+
+Each kernel has its edge-case builder in :data:`CASES` (the test fails for a
+kernel without one, so a new registry entry comes with its cases).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import capfront as cf
+from capfront._kernels import kernels
+
+Case = tuple[Any, ...]
+
+
+def _swapped(a: np.ndarray) -> np.ndarray:
+    """The same values in the non-native byte order."""
+    return a.astype(a.dtype.newbyteorder())
+
+
+def _strided(a: np.ndarray) -> np.ndarray:
+    """The same values as a non-contiguous view (every other column of a wider
+    array)."""
+    wide = np.zeros((a.shape[0], 2 * a.shape[1]), dtype=a.dtype)
+    wide[:, ::2] = a
+    return wide[:, ::2]
+
+
+def _oracle_cases(rng: np.random.Generator) -> dict[str, Case]:
+    S = rng.integers(0, 4, (7, 3))
+    G = np.full((7, 3), 3)
+    G[2, 1] = 0
+    C = rng.random((7, 3))
+    C[4, 0] = np.nan
+    return {
+        "empty": (S[:0], G[:0], C[:0]),
+        "one row": (S[:1], G[:1], C[:1]),
+        "one model": (S[:, :1], G[:, :1], None),
+        "non-contiguous": (_strided(S), _strided(G), _strided(C)),
+        "byte-swapped": (_swapped(S), _swapped(G), _swapped(C)),
+        "broadcast draws": (S, np.broadcast_to(np.int64(3), S.shape), C),
+        "graded, NaN cost": (S / 3.0, G, C),
+        "no model run": (S[:2], np.zeros((2, 3), dtype=np.int64), C[:2]),
+    }
+
+
+def _pareto_cases(rng: np.random.Generator) -> dict[str, Case]:
+    pts = rng.integers(0, 3, (40, 3)).astype(np.float64)
+    up = (True, False, False)
+    nan = pts.copy()
+    nan[3, 1] = np.nan
+    return {
+        "empty": (pts[:0], up),
+        "one row": (pts[:1], up),
+        "non-contiguous": (pts[::2], up),
+        "byte-swapped": (_swapped(pts), up),
+        "ties and -0.0": (np.array([[0.0, 1.0, 1.0], [-0.0, 1.0, 1.0]]), up),
+        "NaN refused": (nan, up),
+    }
+
+
+def _hull_inputs(rng: np.random.Generator, N: int, M: int) -> tuple[np.ndarray, ...]:
+    c = rng.choice([0.0, 0.5, 1.0, 2.0], size=(N, M))
+    q = rng.integers(0, 5, (N, M)) / 4
+    return c, q
+
+
+def _dense_cases(rng: np.random.Generator) -> dict[str, Case]:
+    # the kernel takes C-contiguous float64 (hull_segments makes them so)
+    c, q = _hull_inputs(rng, 30, 4)
+    c_nan, q_inf = c.copy(), q.copy()
+    c_nan[0] = np.nan  # a prompt without an available option
+    q_inf[1, 2] = np.inf
+    return {
+        "one row": (c[:1].copy(), q[:1].copy()),
+        "one option": (c[:, :1].copy(), q[:, :1].copy()),
+        "unavailable options": (c_nan, q_inf),
+        "equal costs and qualities": (np.ones((5, 3)), np.full((5, 3), 0.5)),
+        "general": (c, q),
+    }
+
+
+def _cells_cases(rng: np.random.Generator) -> dict[str, Case]:
+    # any strides (the C++ kernel reads them in place); native byte order and the
+    # kernel's dtypes (float64 cost, int32/int64 draws): the caller converts
+    S = rng.integers(0, 4, (20, 3))
+    G = np.full((20, 3), 3)
+    G[5, 0] = 0
+    C = rng.choice([0.0, 1.0, 3.0], size=(20, 3))
+    p = S / 3.0
+    return {
+        "counts": (S, G, C, True, True),
+        "one row": (S[:1], G[:1], C[:1], True, True),
+        "broadcast draws": (S, np.broadcast_to(np.int64(3), S.shape), C, True, True),
+        "non-contiguous": (_strided(S), _strided(G), _strided(C), True, True),
+        "given quality and cost": (p, G, C, False, False),
+        "per-model cost": (S, G, np.broadcast_to(C[0], C.shape), True, False),
+        "negative cost refused": (S, G, -C - 1.0, True, False),
+    }
+
+
+def _posthoc_cases(rng: np.random.Generator) -> dict[str, Case]:
+    S = rng.integers(0, 4, (25, 3)).astype(np.int64)
+    G = np.full((25, 3), 3, dtype=np.int64)
+    G[3, 2] = 0
+    cbar = rng.choice([0.5, 1.0, 2.0], size=(25, 3))
+    cbar[G == 0] = np.nan
+    return {
+        "one row": (S[:1].copy(), G[:1].copy(), cbar[:1].copy(), 3),
+        "k = 1": (S, G, cbar, 1),
+        "k = G": (S, G, cbar, 3),
+        "one model": (S[:, :1].copy(), G[:, :1].copy(), cbar[:, :1].copy(), 2),
+    }
+
+
+def _vertices_cases(rng: np.random.Generator) -> dict[str, Case]:
+    res = cf.simulate(30, 3, 4, seed=1)
+    seg = cf.frontier(res, backend="numpy").segments
+    w = np.full(seg.n_prompts, 1.0 / seg.n_prompts)
+    x0 = float(np.sum(w * seg.base_cost))
+    y0 = float(np.sum(w * seg.base_quality))
+    args = (x0, y0, w, seg.prompt, seg.dcost, seg.dquality)
+    some = w * (rng.random(w.size) < 0.5)
+    collinear = (0.0, 0.0, np.ones(3), np.arange(3), np.ones(3), np.full(3, 0.5))
+    return {
+        "no segments": (x0, y0, w, seg.prompt[:0], seg.dcost[:0], seg.dquality[:0]),
+        "one segment": (*args[:3], seg.prompt[:1], seg.dcost[:1], seg.dquality[:1]),
+        "zero weights": (x0, y0, some, *args[3:]),
+        "collinear run": collinear,
+        "non-contiguous weights": (x0, y0, np.repeat(w, 2)[::2], *args[3:]),
+        "byte-swapped": (x0, y0, _swapped(w), *args[3:]),
+        "general": args,
+    }
+
+
+def _suffstats_cases(rng: np.random.Generator) -> dict[str, Case]:
+    # scores of any dtype and layout; mask uint8, cost and latency native
+    # contiguous float64 (sufficient_stats converts them)
+    x = rng.integers(0, 2, (6, 3, 4)).astype(np.float64)
+    mask = (rng.random(x.shape) < 0.8).astype(np.uint8)
+    cost = rng.random(x.shape)
+    lat = rng.random(x.shape)
+    bad = x.copy()
+    # inf, not NaN: scores with NaN are refused downstream (flagged), and the max
+    # of a cell holding one is left to the backend
+    bad[0, 0, 0], bad[1, 1, 1], bad[2, 2, 2] = np.inf, 1.5, 0.25
+    neg = cost.copy()
+    neg[3, 0, 1], neg[4, 1, 0] = -1.0, np.nan
+    byte2 = x.astype(np.uint8)
+    byte2[0, 1, 2] = 2
+    return {
+        "empty": (x[:0], None, None, None),
+        "one row": (x[:1], mask[:1], cost[:1], lat[:1]),
+        "one draw": (x[:, :, :1].copy(), None, cost[:, :, :1].copy(), None),
+        "bool": (x.astype(bool), None, None, None),
+        "uint8 with a 2": (byte2, None, None, None),
+        "float32": (x.astype(np.float32) / 3, mask, None, lat),
+        "non-contiguous": (x[:, :, ::2], None, None, None),
+        "byte-swapped": (_swapped(x), mask, cost, lat),
+        "bad values": (bad, mask, neg, lat),
+        "int64": (x.astype(np.int64), mask, cost, None),
+    }
+
+
+def _count_cases(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    G = rng.integers(2, 7, (12, 3)).astype(np.int64)
+    G[4, 1] = 0  # a cell not run
+    S = rng.integers(0, 7, G.shape).astype(np.int64) % (G + 1)
+    return S, G
+
+
+def _crossfit_cases(rng: np.random.Generator) -> dict[str, Case]:
+    # (N, L) int64 counts, C-contiguous (the estimators make them so)
+    S, G = _count_cases(rng)
+    return {
+        "empty": (S[:0], G[:0]),
+        "one row": (S[:1].copy(), G[:1].copy()),
+        "one model": (S[:, :1].copy(), G[:, :1].copy()),
+        "all or nothing": (np.where(G > 0, G, 0) * (S > 2), G),
+        "ragged draws": (S, G),
+    }
+
+
+def _curve_cases(rng: np.random.Generator) -> dict[str, Case]:
+    S, G = _count_cases(rng)
+    sizes = np.arange(1, 3, dtype=np.int64)
+    return {
+        "empty": (S[:0], G[:0], sizes),
+        "one row": (S[:1].copy(), G[:1].copy(), sizes),
+        "one size": (S, G, sizes[:1].copy()),
+        "ragged draws": (S, G, sizes),
+    }
+
+
+def _graded_inputs(rng: np.random.Generator, N: int = 9) -> tuple[np.ndarray, ...]:
+    scores = rng.random((N, 3, 5))
+    valid = rng.random(scores.shape) < 0.8
+    valid[:, :, :2] = True  # at least 2 draws per cell
+    valid[3, 2] = False  # a cell not run
+    pk = np.arange(N, dtype=np.uint32) * 7 + 1
+    mk = np.array([3, 1, 4], dtype=np.uint32)
+    return scores, valid, pk, mk
+
+
+def _graded_crossfit_cases(rng: np.random.Generator) -> dict[str, Case]:
+    x, ok, pk, mk = _graded_inputs(rng)
+    return {
+        "one row": (x[:1].copy(), ok[:1].copy(), pk[:1].copy(), mk, 0, 4),
+        "one split": (x, ok, pk, mk, 5, 1),
+        "big seed": (x, ok, pk, mk, 2**63 + 11, 3),
+        "ties (equal scores)": (np.round(x), ok, pk, mk, 1, 4),
+    }
+
+
+def _graded_curve_cases(rng: np.random.Generator) -> dict[str, Case]:
+    x, ok, pk, mk = _graded_inputs(rng)
+    sizes = np.array([1, 2], dtype=np.int64)
+    return {
+        "one row": (x[:1].copy(), ok[:1].copy(), sizes, pk[:1].copy(), mk, 0, 4),
+        "one size": (x, ok, sizes[1:].copy(), pk, mk, 3, 2),
+        "big seed": (x, ok, sizes, pk, mk, 2**63 + 11, 3),
+    }
+
+
+CASES: dict[str, Callable[[np.random.Generator], dict[str, Case]]] = {
+    "naive_oracle_rows": _oracle_cases,
+    "union_oracle_rows": _oracle_cases,
+    "pareto_minima_3d": _pareto_cases,
+    "hull_segments_dense": _dense_cases,
+    "hull_segments_cells": _cells_cases,
+    "hull_segments_posthoc": _posthoc_cases,
+    "frontier_vertices": _vertices_cases,
+    "sufficient_stats": _suffstats_cases,
+    "crossfit_rows": _crossfit_cases,
+    "subsample_curve_rows": _curve_cases,
+    "graded_crossfit_rows": _graded_crossfit_cases,
+    "graded_curve_rows": _graded_curve_cases,
+}
+
+
+_FLAGS = (
+    "nonfinite_scores",
+    "out_of_range_scores",
+    "nonbinary_scores",
+    "bad_cost",
+    "bad_latency",
+)
+
+
+def _stats_view(raw: dict, args: Case) -> dict:
+    """What ``sufficient_stats`` keeps of a backend's raw dict: the backends may
+    leave out what the data implies (``n_draws`` without a mask, ``sum_sq`` and
+    ``max_score`` of clean binary scores) or hold counts as integers."""
+    scores, mask = args[0], args[1]
+    N, L, G = scores.shape
+    out: dict[str, Any] = {k: int(raw[k]) for k in _FLAGS}
+    out["successes"] = np.asarray(raw["successes"], dtype=np.float64)
+    draws = raw["n_draws"]
+    out["n_draws"] = (
+        np.full((N, L), G) if mask is None or draws is None else np.asarray(draws)
+    )
+    if any(out[k] for k in _FLAGS[:3]):
+        out["sum_sq"] = np.asarray(raw["sum_sq"], dtype=np.float64)
+        out["max_score"] = np.asarray(raw["max_score"], dtype=np.float64)
+    for k in ("cost_sum", "latency_sum", "latency_max"):
+        out[k] = raw[k]
+    return out
+
+
+#: kernels whose backends agree to rounding, not bit for bit (the compiled ones
+#: sum the hypergeometric probabilities by their own recursion, NumPy by SciPy's)
+TOLERANCE = {"crossfit_rows": 1e-12, "subsample_curve_rows": 1e-12}
+
+#: kernel -> what of its output the backends must agree on (default: all of it)
+VIEWS: dict[str, Callable[[Any, Case], Any]] = {"sufficient_stats": _stats_view}
+
+
+def _run(fn: Callable[..., Any], args: Case) -> Any:
+    try:
+        return fn(*args)
+    except ValueError as err:
+        return ValueError(str(err).split(";")[0])
+
+
+def _same(a: Any, b: Any, where: str, tol: float = 0.0) -> None:
+    if isinstance(a, ValueError) or isinstance(b, ValueError):
+        assert isinstance(a, ValueError) and isinstance(b, ValueError), (where, a, b)
+        return
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), where
+        for k in a:
+            _same(a[k], b[k], f"{where}[{k}]", tol)
+        return
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{where}[{i}]", tol)
+        return
+    if a is None or b is None:
+        assert a is None and b is None, where
+        return
+    x, y = np.asarray(a), np.asarray(b)
+    assert x.shape == y.shape, (where, x.shape, y.shape)
+    if tol:
+        np.testing.assert_allclose(x, y, rtol=tol, atol=tol, err_msg=where)
+    else:
+        np.testing.assert_array_equal(x, y, err_msg=where, strict=False)
+
+
+def test_every_kernel_has_edge_cases() -> None:
+    assert set(kernels()) <= set(CASES), sorted(set(kernels()) - set(CASES))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("backend", cf.available_backends())
+def test_parity(name: str, backend: str) -> None:
+    k = kernels()[name]
+    cases = CASES[name](np.random.default_rng(7))
+    view = VIEWS.get(name, lambda out, args: out)
+    for label, args in cases.items():
+        want = _run(k.numpy, args)
+        got = _run(k.for_backend(backend), args)
+        if not isinstance(want, ValueError) and not isinstance(got, ValueError):
+            want, got = view(want, args), view(got, args)
+        _same(want, got, f"{name} / {backend} / {label}", TOLERANCE.get(name, 0.0))
