@@ -372,7 +372,7 @@ def audit(
     ``value`` and ``ci`` are ``a.quoted``'s.
     """
     from . import decompose_counts
-    from .classes import fit_pgm, posterior_max
+    from .classes import fit_pgm, naive_shortcut, posterior_max
     from .latent import LatentFit, fit_latent
 
     t0 = time.perf_counter()
@@ -584,9 +584,13 @@ def audit(
                 fut.result()
 
     # ---- the data's own estimates and statistics
+    short = naive_shortcut(S, G) if "pgm" in methods else None
     data_est, data_se = {}, {}
     for m in set(methods) | {"naive", "crossfit"}:
-        if m == "pgm":
+        if m == "pgm" and short is not None:
+            # as debiased_oracle(res, "pgm") does at many draws per cell
+            data_est[m], data_se[m] = short.estimate(), short.standard_error()
+        elif m == "pgm":
             e1, e2, _ = posterior_max(pfit, backend)
             data_est[m] = float(e1.mean())
             data_se[m] = float(e1.std(ddof=1) / np.sqrt(N)) if N > 1 else 0.0
@@ -675,7 +679,7 @@ def audit(
     bracket = (float(data_est["crossfit"]), float(data_est["naive"]))
     sens = (
         model_sensitivity(S, G, topic, pfit, names, backend)
-        if "pgm" in methods and sensitivity
+        if "pgm" in methods and sensitivity and short is None
         else None
     )
     out = AuditResult(
