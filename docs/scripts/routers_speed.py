@@ -2,6 +2,7 @@
 models (1,000 paired bootstrap resamples) and plan at pilot N = 2,000.
 
     PYTHONPATH=python python docs/scripts/routers_speed.py [--skip-plan]
+        [--skip-router]
 
 Wall and CPU seconds of this process (the CPU time is what the machine's load
 does not inflate; the C++ kernels may use more than one thread), with the load
@@ -35,6 +36,21 @@ def timed(label: str, fn) -> object:  # noqa: ANN001
 
 
 def main() -> None:
+    if "--skip-router" not in sys.argv:
+        router_timings()
+    if "--skip-plan" in sys.argv:
+        return
+    pilot = cf.simulate(2000, 25, 10, n_topics=4, seed=1)
+    pl = timed("plan, pilot N = 2,000, L = 25", lambda: cf.plan(pilot, precision=0.01))
+    print(f"  {pl.summary()}")
+    for h in pl.check["history"]:
+        print(
+            f"    check at N = {h['n_prompts']:,}: {h['n_sims']} simulations, ratio "
+            f"{h['ratio']:.3f} +- {h['ratio_se']:.3f}, {h['verdict']}"
+        )
+
+
+def router_timings() -> None:
     res = cf.simulate(400_000, 33, 5, n_topics=4, seed=1)
     ch = np.random.default_rng(0).integers(0, 33, res.n_prompts)
     print(res)
@@ -71,11 +87,6 @@ def main() -> None:
         "cf.bootstrap(res, 'best_single', n_resamples=1000) (the engine alone)",
         lambda: cf.bootstrap(res, "best_single", n_resamples=1000),
     )
-    if "--skip-plan" in sys.argv:
-        return
-    pilot = cf.simulate(2000, 25, 10, n_topics=4, seed=1)
-    pl = timed("plan, pilot N = 2,000, L = 25", lambda: cf.plan(pilot, precision=0.01))
-    print(f"  {pl.summary()}")
 
 
 if __name__ == "__main__":
