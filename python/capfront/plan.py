@@ -419,11 +419,17 @@ def plan(
         {k: h[k] for k in ("n_prompts", "n_sims", "ratio", "ratio_se", "verdict")}
         for h in history
     ]
-    if check["verdict"] != "met":
+    if check["verdict"] == "missed":
         notes.append(
-            f"the simulated check did not confirm the {TOLERANCE:.0%} tolerance: "
-            f"ratio {check['ratio']:.3f} +- {check['ratio_se']:.3f} (Monte Carlo "
-            f"SE over {check['n_sims']} simulations), verdict {check['verdict']!r}"
+            f"the simulated check missed the {TOLERANCE:.0%} tolerance: ratio "
+            f"{check['ratio']:.3f} +- {check['ratio_se']:.3f} (Monte Carlo SE over "
+            f"{check['n_sims']} simulations) after {len(history)} check(s)"
+        )
+    elif check["verdict"] == "undecided":
+        notes.append(
+            f"the check cannot decide the {TOLERANCE:.0%} tolerance at "
+            f"{check['n_sims']} simulations: ratio {check['ratio']:.3f} +- "
+            f"{check['ratio_se']:.3f} (Monte Carlo SE); a larger n_check decides"
         )
     # range of N the check cannot tell from the plan: the ratio's relative
     # Monte Carlo SE (z of them), and N scales as the ratio squared
