@@ -382,12 +382,15 @@ CAPFRONT_NO_CONTRACT inline std::int64_t binomial_ratio(std::int64_t n, std::int
 }
 
 // Class tables: stratum s owns classes class_offsets[s] .. class_offsets[s+1]-1
-// (non-empty, in ascending code order), with class_size prompts of value
-// class_value. sums[r] = sum over classes of value * draws of replicate b0 + r.
-inline void bootstrap_class_sums(const std::int64_t* class_offsets, std::size_t n_strata,
-                                 const std::int64_t* class_size,
-                                 const std::int64_t* class_value, std::uint64_t seed,
-                                 std::uint64_t b0, std::size_t nb, std::int64_t* sums) {
+// (non-empty, in a fixed order), with class_size prompts each. Replicate b0 + r draws
+// the multinomial class counts of each stratum as conditional binomials,
+// M_c ~ Bin(draws left, class_size[c] / prompts left), binomial j from words 2j, 2j+1
+// of stream 2; sink(r, c, M_c) receives every count (the last class of a stratum
+// takes the draws left).
+template <class Sink>
+inline void bootstrap_class_draws(const std::int64_t* class_offsets, std::size_t n_strata,
+                                  const std::int64_t* class_size, std::uint64_t seed,
+                                  std::uint64_t b0, std::size_t nb, Sink&& sink) {
     const std::size_t n_classes = static_cast<std::size_t>(class_offsets[n_strata]);
     parallel_blocks(nb, 1, [&](std::size_t r0, std::size_t r1) {
         std::vector<std::uint32_t> words(2 * n_classes + 4);
@@ -395,7 +398,6 @@ inline void bootstrap_class_sums(const std::int64_t* class_offsets, std::size_t 
         for (std::size_t r = r0; r < r1; ++r) {
             philox_stream_words(seed, static_cast<std::uint32_t>(b0 + r), 2, 0,
                                 2 * n_classes, words.data());
-            std::int64_t total = 0;
             std::size_t j = 0;  // binomial index
             for (std::size_t s = 0; s < n_strata; ++s) {
                 const std::int64_t c0 = class_offsets[s], c1 = class_offsets[s + 1];
@@ -406,15 +408,37 @@ inline void bootstrap_class_sums(const std::int64_t* class_offsets, std::size_t 
                     const double u = uniform53(words[2 * j], words[2 * j + 1]);
                     const std::int64_t m = binomial_ratio(left, class_size[c], pop, u, w);
                     ++j;
-                    total += class_value[c] * m;
+                    sink(r, static_cast<std::size_t>(c), m);
                     left -= m;
                     pop -= class_size[c];
                 }
-                total += class_value[c1 - 1] * left;
+                sink(r, static_cast<std::size_t>(c1 - 1), left);
             }
-            sums[r] = total;
         }
     });
+}
+
+// sums[r] = sum over classes of class_value * draws of replicate b0 + r.
+inline void bootstrap_class_sums(const std::int64_t* class_offsets, std::size_t n_strata,
+                                 const std::int64_t* class_size,
+                                 const std::int64_t* class_value, std::uint64_t seed,
+                                 std::uint64_t b0, std::size_t nb, std::int64_t* sums) {
+    for (std::size_t r = 0; r < nb; ++r) sums[r] = 0;
+    bootstrap_class_draws(class_offsets, n_strata, class_size, seed, b0, nb,
+                          [&](std::size_t r, std::size_t c, std::int64_t m) {
+                              sums[r] += class_value[c] * m;
+                          });
+}
+
+// counts[r * n_classes + c] = draws of class c in replicate b0 + r.
+inline void bootstrap_class_counts(const std::int64_t* class_offsets, std::size_t n_strata,
+                                   const std::int64_t* class_size, std::uint64_t seed,
+                                   std::uint64_t b0, std::size_t nb, std::int64_t* counts) {
+    const std::size_t n_classes = static_cast<std::size_t>(class_offsets[n_strata]);
+    bootstrap_class_draws(class_offsets, n_strata, class_size, seed, b0, nb,
+                          [&](std::size_t r, std::size_t c, std::int64_t m) {
+                              counts[r * n_classes + c] = m;
+                          });
 }
 
 }  // namespace capfront

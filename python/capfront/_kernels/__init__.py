@@ -26,6 +26,14 @@ __all__ = ["Kernel", "dispatch", "kernel", "kernels", "register"]
 # family module -> the kernels it registers (imported on first use, so importing
 # capfront does not import every family)
 _FAMILIES = {
+    "bootstrap": (
+        "philox_words",
+        "bootstrap_counts",
+        "bootstrap_sums",
+        "bootstrap_two_level_sums",
+        "bootstrap_class_counts",
+        "bootstrap_class_sums",
+    ),
     "oracle": ("naive_oracle_rows", "union_oracle_rows"),
     "pareto3d": ("pareto_minima_3d",),
 }
