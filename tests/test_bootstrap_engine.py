@@ -187,17 +187,22 @@ def test_class_counts_identical_and_keep_strata(nb):
 
 # ----------------------------------------------------------------- class path
 def test_class_path_chosen_for_few_value_classes():
-    big = _ragged(20_000)
+    big = _ragged(200_000)
     strata = engine.Strata.single(big.n_prompts)
     coded = engine._code(oracle_statistic(big, "naive_oracle"), big.n_prompts, strata)
     assert coded.z8.shape[0] == 0  # unequal G: fixed point, not int8 codes
     tables = engine._class_tables(coded, strata.offsets)
     assert tables is not None and tables[0][-1] <= 9  # multiples of 1/8
     # the gain of two models with one generation: rows (max, s_1, s_2), 4 classes
-    two = _binary(20_000)
-    gain = engine._code(oracle_statistic(two, "oracle_gain"), 20_000, strata)
-    tables = engine._class_tables(gain, strata.offsets)
+    two = _binary(100_000)
+    gain = engine._code(
+        oracle_statistic(two, "oracle_gain"), 100_000, engine.Strata.single(100_000)
+    )
+    tables = engine._class_tables(gain, np.array([0, 100_000]))
     assert tables is not None and tables[2].shape == (4, 3)
+    # fewer prompts: the binomials cost about as much as the prompts
+    small = engine._code(oracle_statistic(_binary(5000), "oracle_gain"), 5000, None)
+    assert engine._class_tables(small, np.array([0, 5000])) is None
     # many distinct rows: the prompt path
     res = cf.simulate(2000, 8, 20, seed=1)
     many = engine._code(oracle_statistic(res, "best_single"), 2000, None)
@@ -207,8 +212,8 @@ def test_class_path_chosen_for_few_value_classes():
 def test_class_path_has_the_bootstrap_distribution():
     """The class path and the prompt path (replicate_counts) sample the same
     distribution: means and spreads agree; each backend gives the same replicates."""
-    big = _binary(20_000, seed=4)
-    B = 2000
+    big = _binary(100_000, seed=4)
+    B = 1000
     ref = None
     for b in cf.available_backends():
         out = bootstrap(
