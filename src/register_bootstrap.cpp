@@ -189,6 +189,28 @@ py::array_t<std::int64_t> bootstrap_class_counts(const carray<std::int64_t>& cla
     return out;
 }
 
+py::array_t<std::int64_t> poisson_sums(const carray<std::int64_t>& keys,
+                                       const carray<std::int64_t>& values, std::uint64_t seed,
+                                       std::int64_t nb) {
+    check_replicates(0, nb);
+    require(keys.ndim() == 1, "keys must be 1-D");
+    require(values.ndim() == 2 && values.shape(0) == keys.shape(0),
+            "values must be shaped (n, K) with n = len(keys)");
+    const std::int64_t* k = keys.data();
+    for (py::ssize_t i = 0; i < keys.shape(0); ++i)
+        require(k[i] >= 0 && k[i] < (std::int64_t{1} << 62), "keys must lie in [0, 2^62)");
+    const auto n = static_cast<std::size_t>(keys.shape(0));
+    const auto K = static_cast<std::size_t>(values.shape(1));
+    py::array_t<std::int64_t> out({static_cast<py::ssize_t>(nb), static_cast<py::ssize_t>(K + 1)});
+    const std::int64_t* v = values.data();
+    std::int64_t* dst = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::poisson_sums(k, n, v, K, seed, static_cast<std::size_t>(nb), dst);
+    }
+    return out;
+}
+
 }  // namespace
 
 void register_bootstrap(py::module_& m) {
@@ -210,6 +232,10 @@ void register_bootstrap(py::module_& m) {
           py::arg("class_size"), py::arg("seed"), py::arg("b0"), py::arg("n_replicates"),
           "Multinomial class counts (n_replicates, n_classes) per replicate "
           "(conditional binomials, stream 2; GIL released).");
+    m.def("poisson_sums", &poisson_sums, py::arg("keys"), py::arg("values"), py::arg("seed"),
+          py::arg("n_replicates"),
+          "Poisson(1)-weighted sums of keyed rows per replicate, and the weight total "
+          "(stream 7 keyed by row; GIL released).");
     m.def("bootstrap_two_level_sums", &bootstrap_two_level_sums, py::arg("offsets"),
           py::arg("seed"), py::arg("b0"), py::arg("n_replicates"), py::arg("successes"),
           py::arg("thresholds"), py::arg("with_max"), py::arg("with_cells"),

@@ -165,7 +165,7 @@ def test_builtin_statistics_compat_name():
 def test_bootstrap_kernels_in_the_registry():
     family = {n for n, k in kernels().items() if k.family == "bootstrap"}
     assert {"philox_words", "bootstrap_counts", "bootstrap_class_counts"} <= family
-    assert len(family) == 6
+    assert len(family) == 7
 
 
 @pytest.mark.parametrize("nb", [0, 1, 7])
@@ -233,3 +233,19 @@ def test_class_path_has_the_bootstrap_distribution():
     prompt_path = stat.finalize(w @ V)
     assert ref.mean() == pytest.approx(prompt_path.mean(), abs=3 * ref.std() / 30)
     assert ref.std() == pytest.approx(prompt_path.std(), rel=0.1)
+
+
+def test_poisson_kernel_identical_in_every_backend():
+    """The keyed Poisson weights of capfront.dask: the same sums everywhere, keys up
+    to 2^62 (both counter words used), mean weight 1."""
+    rng = np.random.default_rng(0)
+    keys = np.concatenate(
+        [rng.integers(0, 2**62, 40), [0, 2**32 - 1, 2**32, 2**61, 2**62 - 1]]
+    ).astype(np.int64)
+    values = rng.integers(-20, 20, (keys.size, 2)).astype(np.int64)
+    ref = dispatch("poisson_sums", "numpy")(keys, values, 2**40 + 3, 30)
+    assert ref.shape == (30, 3)
+    assert abs(ref[:, 2].mean() / keys.size - 1) < 0.1
+    for b in cf.available_backends():
+        got = dispatch("poisson_sums", b)(keys, values, 2**40 + 3, 30)
+        np.testing.assert_array_equal(got, ref, err_msg=b)

@@ -141,6 +141,12 @@ def bootstrap_class_counts(
     b0: int,
     n_replicates: int,
 ) -> npt.NDArray[np.int64]: ...
+def poisson_sums(
+    keys: npt.NDArray[np.int64],
+    values: npt.NDArray[np.int64],
+    seed: int,
+    n_replicates: int,
+) -> npt.NDArray[np.int64]: ...
 def bootstrap_two_level_sums(
     offsets: npt.NDArray[np.int64],
     seed: int,

@@ -10,6 +10,7 @@ from ._kernels.bootstrap import (
     bootstrap_counts_nb,
     bootstrap_sums_nb,
     bootstrap_two_level_sums_nb,
+    poisson_sums_nb,
     stream_words_nb,
     uniform53_nb,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "bootstrap_counts_nb",
     "bootstrap_sums_nb",
     "bootstrap_two_level_sums_nb",
+    "poisson_sums_nb",
     "stream_words_nb",
     "uniform53_nb",
 ]

@@ -16,9 +16,9 @@ import numpy as np
 
 from ._kernels import dispatch
 from ._kernels.bootstrap import replicate_chunk as _chunk_size
+from .resampling.columns import _Columns as _Columns
 from .resampling.engine import METHODS, STRATIFY, bootstrap, replicate_counts
 from .resampling.engine import _check_int as _check_int
-from .resampling.engine import _Columns as _Columns
 from .resampling.engine import make_strata as _strata
 from .resampling.result import BootstrapResult
 from .resampling.statistics import PerPrompt

@@ -8,7 +8,7 @@
 // integers: the result is the same for any thread count, any summation order
 // and any backend (C++, Numba, NumPy).
 //
-// Resampling (stream 0 of python/capfront/bootstrap.py's layout): replicate b
+// Resampling (stream 0 of python/capfront/resampling/engine.py's layout): replicate b
 // uses words w = 0..N-1 of Philox stream (seed, b, 0). Prompts are listed by
 // stratum (order, offsets); slot w of stratum s (offsets[s] <= w < offsets[s+1],
 // size n_s) draws order[offsets[s] + floor(u_w * n_s / 2^32)], so each stratum
@@ -439,6 +439,46 @@ inline void bootstrap_class_counts(const std::int64_t* class_offsets, std::size_
                           [&](std::size_t r, std::size_t c, std::int64_t m) {
                               counts[r * n_classes + c] = m;
                           });
+}
+
+// Poisson(1) by inversion of u: the smallest k (at most 30) with u < F(k), the
+// CDF summed term by term (p_k = p_{k-1} / k from e^-1).
+inline std::int64_t poisson1(double u) {
+    std::int64_t k = 0;
+    double p = 0.36787944117144233;  // e^-1
+    double cdf = p;
+    while (u >= cdf && k < 30) {
+        ++k;
+        p /= static_cast<double>(k);
+        cdf += p;
+    }
+    return k;
+}
+
+// Poisson bootstrap of keyed rows: replicate b gives row i the weight
+// w = Poisson1(U), U from words 0, 1 of the Philox block with counter
+// (key_i mod 2^32, b, stream 7, key_i >> 32) -- a function of (seed, b, key) only,
+// so the sums do not depend on how rows are split. out[b, k] = sum_i w values[i, k]
+// (k < K), out[b, K] = sum_i w: exact integers.
+CAPFRONT_NO_CONTRACT inline void poisson_sums(const std::int64_t* keys, std::size_t n,
+                                              const std::int64_t* values, std::size_t K,
+                                              std::uint64_t seed, std::size_t nb,
+                                              std::int64_t* out) {
+    parallel_blocks(nb, 1, [&](std::size_t r0, std::size_t r1) {
+        std::uint32_t words[8];
+        for (std::size_t b = r0; b < r1; ++b) {
+            std::int64_t* row = out + b * (K + 1);
+            for (std::size_t k = 0; k <= K; ++k) row[k] = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                philox_stream_words(seed, static_cast<std::uint32_t>(b), 7,
+                                    4 * static_cast<std::uint64_t>(keys[i]), 4, words);
+                const std::int64_t w = poisson1(uniform53(words[0], words[1]));
+                if (w == 0) continue;
+                for (std::size_t k = 0; k < K; ++k) row[k] += w * values[i * K + k];
+                row[K] += w;
+            }
+        }
+    });
 }
 
 }  // namespace capfront

@@ -33,6 +33,7 @@ _FAMILIES = {
         "bootstrap_two_level_sums",
         "bootstrap_class_counts",
         "bootstrap_class_sums",
+        "poisson_sums",
     ),
     "oracle": ("naive_oracle_rows", "union_oracle_rows"),
     "pareto3d": ("pareto_minima_3d",),

@@ -27,7 +27,12 @@ Kernels (same arguments and bit-identical results in the three backends):
   binomial weights built by the ratio recursion from the mode (only ``+ * /`` in a
   fixed order; tails below ``1e-17`` of the mode's weight dropped);
 - ``bootstrap_class_sums(class_offsets, class_size, class_value, seed, b0, nb)``:
-  ``sum_c value_c M_c`` per replicate.
+  ``sum_c value_c M_c`` per replicate;
+- ``poisson_sums(keys, values, seed, nb)``: the keyed Poisson bootstrap of
+  :func:`capfront.dask.bootstrap`: row ``i`` gets ``w_bi ~ Poisson(1)`` (inversion
+  of the 53-bit uniform of words 0, 1 of the block with counter
+  ``(key_i mod 2^32, b, 7, key_i >> 32)``), ``(nb, K + 1)`` exact sums
+  ``sum_i w_bi values[i, k]`` and ``sum_i w_bi``.
 """
 
 from __future__ import annotations
@@ -50,36 +55,42 @@ _W1 = 0xBB67AE85
 _LO = 0xFFFFFFFF
 
 
+@njit(inline="always")
+def philox_block_nb(seed_lo, seed_hi, x0, x1, x2, x3):  # noqa: ANN001
+    """The Philox4x32-10 block of counter ``(x0, x1, x2, x3)`` (each below 2^32,
+    uint64) under the key ``(seed_lo, seed_hi)``: four lanes below 2^32."""
+    mask = np.uint64(_LO)
+    s32 = np.uint64(32)
+    k0 = np.uint64(seed_lo)
+    k1 = np.uint64(seed_hi)
+    for r in range(10):
+        if r > 0:
+            k0 = (k0 + np.uint64(_W0)) & mask
+            k1 = (k1 + np.uint64(_W1)) & mask
+        p0 = np.uint64(_M0) * x0
+        p1 = np.uint64(_M1) * x2
+        y0 = (p1 >> s32) ^ x1 ^ k0
+        y2 = (p0 >> s32) ^ x3 ^ k1
+        x1 = p1 & mask
+        x3 = p0 & mask
+        x0 = y0
+        x2 = y2
+    return x0, x1, x2, x3
+
+
 @njit
 def stream_words_nb(seed_lo, seed_hi, rep, stream, start, count, out):  # noqa: ANN001
     """Words [start, start + count) of stream (seed, rep, stream) into out (uint32);
     start is a multiple of 4."""
     j0 = start // 4
     n_blocks = (count + 3) // 4
-    M0 = np.uint64(_M0)
-    M1 = np.uint64(_M1)
     mask = np.uint64(_LO)
     s32 = np.uint64(32)
     for b in range(n_blocks):
         j = np.uint64(j0 + b)
-        x0 = j & mask
-        x1 = np.uint64(rep)
-        x2 = np.uint64(stream)
-        x3 = j >> s32
-        k0 = np.uint64(seed_lo)
-        k1 = np.uint64(seed_hi)
-        for r in range(10):
-            if r > 0:
-                k0 = (k0 + np.uint64(_W0)) & mask
-                k1 = (k1 + np.uint64(_W1)) & mask
-            p0 = M0 * x0
-            p1 = M1 * x2
-            y0 = (p1 >> s32) ^ x1 ^ k0
-            y2 = (p0 >> s32) ^ x3 ^ k1
-            x1 = p1 & mask
-            x3 = p0 & mask
-            x0 = y0
-            x2 = y2
+        x0, x1, x2, x3 = philox_block_nb(
+            seed_lo, seed_hi, j & mask, np.uint64(rep), np.uint64(stream), j >> s32
+        )
         w = 4 * b
         if w < count:
             out[w] = np.uint32(x0)
@@ -302,6 +313,48 @@ def bootstrap_class_counts_nb(class_offsets, class_size, seed_lo, seed_hi, b0, n
     return out
 
 
+_POISSON_STREAM = 7  # Philox stream of the keyed Poisson weights
+
+
+@njit
+def poisson1_nb(u):  # noqa: ANN001
+    """Poisson(1) by inversion of a uniform (poisson1 in bootstrap.hpp)."""
+    k = 0
+    p = 0.36787944117144233  # e^-1
+    cdf = p
+    while u >= cdf and k < 30:
+        k += 1
+        p /= k
+        cdf += p
+    return k
+
+
+@njit(parallel=True)
+def poisson_sums_nb(keys, values, seed_lo, seed_hi, n_resamples):  # noqa: ANN001
+    """out[b, :K] = sum_n w_bn values[n], out[b, K] = sum_n w_bn, with
+    w_bn ~ Poisson(1) from Philox counter (key_n mod 2^32, b, 7, key_n >> 32)."""
+    n, K = values.shape
+    out = np.zeros((n_resamples, K + 1), np.int64)
+    mask = np.uint64(_LO)
+    for b in prange(n_resamples):
+        for i in range(n):
+            key = np.uint64(keys[i])
+            w0, w1, _, _ = philox_block_nb(
+                seed_lo,
+                seed_hi,
+                key & mask,
+                np.uint64(b),
+                np.uint64(_POISSON_STREAM),
+                key >> np.uint64(32),
+            )
+            w = poisson1_nb(uniform53_nb(w0, w1))
+            if w:
+                for j in range(K):
+                    out[b, j] += w * values[i, j]
+                out[b, K] += w
+    return out
+
+
 # ------------------------------------------------------------------ NumPy reference
 _BINOMIAL_CUT = 1e-17  # kBinomialCut in bootstrap.hpp
 
@@ -481,6 +534,33 @@ def bootstrap_class_sums_np(  # noqa: ANN201
     return counts @ np.asarray(class_value, dtype=np.int64)
 
 
+# the plain-Python body of the Numba function: the same operations, in order
+_poisson1 = getattr(poisson1_nb, "py_func", poisson1_nb)
+
+
+def poisson_sums_np(keys, values, seed, n_resamples):  # noqa: ANN001, ANN201
+    """Reference of the keyed Poisson bootstrap sums (one Philox block per row)."""
+    keys = np.asarray(keys, dtype=np.int64)
+    values = np.asarray(values, dtype=np.int64)
+    n, K = values.shape
+    pkey = _philox.philox_key(seed)
+    out = np.zeros((n_resamples, K + 1), dtype=np.int64)
+    for b in range(n_resamples):
+        ctr = np.empty((n, 4), dtype=np.uint64)
+        ctr[:, 0] = keys.astype(np.uint64) & np.uint64(0xFFFFFFFF)
+        ctr[:, 1] = b
+        ctr[:, 2] = _POISSON_STREAM
+        ctr[:, 3] = keys.astype(np.uint64) >> np.uint64(32)
+        words = _philox.philox4x32_10(ctr, pkey)
+        w = np.array(
+            [_poisson1(uniform53(int(a), int(c))) for a, c in words[:, :2]],
+            dtype=np.int64,
+        )
+        out[b, :K] = w @ values
+        out[b, K] = w.sum()
+    return out
+
+
 # ------------------------------------------------------------------ Numba and C++
 def _keyed(port: Callable[..., Any], seed_at: int) -> Callable[..., Any]:
     """The Numba port with the kernels' signature: argument ``seed_at`` (the seed)
@@ -510,6 +590,7 @@ bootstrap_sums_numba = _keyed(bootstrap_sums_nb, 1)
 bootstrap_two_level_sums_numba = _keyed(bootstrap_two_level_sums_nb, 1)
 bootstrap_class_counts_numba = _keyed(bootstrap_class_counts_nb, 2)
 bootstrap_class_sums_numba = _keyed(bootstrap_class_sums_nb, 3)
+poisson_sums_numba = _keyed(poisson_sums_nb, 2)
 
 
 def _binding(name: str) -> Callable[..., Any]:

@@ -1,7 +1,9 @@
 """Resampling: the bootstrap engine and the statistic objects it takes.
 
-- :mod:`.engine`: Philox streams, strata, chunked replicate drivers, intervals;
-  :func:`bootstrap`, :func:`replicate_counts`, :func:`count_chunks`;
+- :mod:`.engine`: the Philox stream layout, chunked replicate drivers, progress,
+  Ctrl-C; :func:`bootstrap`, :func:`replicate_counts`, :func:`count_chunks`;
+- :mod:`.columns`: strata, columns as exact integers, value classes;
+- :mod:`.intervals`: percentile, basic and BCa intervals;
 - :mod:`.statistics`: :class:`LinearStatistic`, :class:`WeightedStatistic`,
   :class:`ResampledStatistic`, :class:`PerPrompt` and the registry of named
   statistics (:func:`register_statistic`);

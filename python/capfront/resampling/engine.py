@@ -72,24 +72,29 @@ never ``O(N^2)``.
 
 from __future__ import annotations
 
-import math
 import sys
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
 
 from .._backend import resolve_backend
 from .._kernels import dispatch
 from .._kernels.bootstrap import parallel_threads, replicate_chunk, two_level_draw
 from .._validate import require_results
 from ..results import EvalResults
+from .columns import (
+    Strata,
+    _binomial_thresholds,
+    _class_tables,
+    _code,
+    _Coded,
+    make_strata,
+)
+from .intervals import interval, jackknife_acceleration, linear_acceleration
 from .result import BootstrapResult
 from .statistics import (
-    Codes,
     LinearStatistic,
     PerPrompt,
     ResampledStatistic,
@@ -113,253 +118,8 @@ __all__ = [
 
 METHODS = ("percentile", "bca", "basic")
 STRATIFY = (None, "benchmark", "topic")
-_FIXED_BITS = 52  # N * max|Z| <= 2^52: float64 sums of the codes stay exact
 _JACKKNIFE_GROUPS = 100
 _PROGRESS_AFTER = 1.0  # seconds
-_ROWS = 1 << 15  # prompts per chunk when scanning columns
-_CLASS_SAMPLE = 4096  # prompts sampled to rule out the class path cheaply
-_MAX_CLASSES = 1 << 14
-
-
-# --------------------------------------------------------------------------- strata
-@dataclass(frozen=True)
-class Strata:
-    """Prompts in stratum order: ``order[i]`` is the original index at position
-    ``i``; stratum ``s`` holds positions ``offsets[s] .. offsets[s + 1] - 1``."""
-
-    order: np.ndarray  # (N,) int64
-    offsets: np.ndarray  # (S + 1,) int64
-    identity: bool
-
-    @property
-    def n(self) -> int:
-        return int(self.offsets[-1])
-
-    @classmethod
-    def single(cls, n: int) -> Strata:
-        """One stratum of ``n`` prompts."""
-        return cls(np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64), True)
-
-
-def make_strata(results: EvalResults, stratify: str | None) -> Strata:
-    """The strata of ``stratify`` (``None``: one), sorted by label."""
-    N = results.n_prompts
-    if stratify is None:
-        return Strata.single(N)
-    labels = results.benchmark if stratify == "benchmark" else results.topic
-    if labels is None:
-        raise ValueError(
-            f"stratify={stratify!r} but the results have no {stratify} labels"
-        )
-    _, codes = np.unique(np.asarray(labels).astype(str), return_inverse=True)
-    codes = codes.reshape(-1)
-    order = np.argsort(codes, kind="stable").astype(np.int64)
-    sizes = np.bincount(codes)
-    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    return Strata(order, offsets, bool((order == np.arange(N)).all()))
-
-
-# --------------------------------------------------------------------------- columns
-@dataclass
-class _Coded:
-    """A linear statistic with integer-coded columns in stratum order."""
-
-    z8: np.ndarray  # (K8, N) int8
-    z64: np.ndarray  # (K64, N) int64
-    scale: np.ndarray  # (K,)
-    estimate: float
-    finalize: Callable[[np.ndarray], np.ndarray]  # (B, K) -> (B,)
-    full_mean: np.ndarray  # (K,)
-    grad: np.ndarray | None = None
-
-
-class _Columns:
-    """Collects columns as int8 codes or 53-bit fixed point, in stratum order."""
-
-    def __init__(self, n: int, order: np.ndarray | None) -> None:
-        self.n = n
-        self.order = order
-        self.codes: list[tuple[np.ndarray, float, float]] = []
-        self.fixed: list[tuple[np.ndarray, float, float]] = []
-        self.kinds: list[tuple[bool, int]] = []  # (is_code, index) in insertion order
-
-    def _perm(self, a: np.ndarray) -> np.ndarray:
-        return a if self.order is None else a[self.order]
-
-    def add_codes(self, z: np.ndarray, scale: float) -> None:
-        z = self._perm(np.ascontiguousarray(z, dtype=np.int8))
-        mean = float(scale * z.sum(dtype=np.int64) / self.n)
-        self.kinds.append((True, len(self.codes)))
-        self.codes.append((z, float(scale), mean))
-
-    def add_values(self, v: np.ndarray, denominator: int | None = None) -> None:
-        """A float column; stored as codes when ``v * denominator`` are integers in
-        [-128, 127], else in fixed point."""
-        v = np.asarray(v, dtype=np.float64)
-        if not np.isfinite(v).all():
-            raise ValueError("the statistic's per-prompt values contain NaN or inf")
-        if denominator:
-            z = np.rint(v * denominator)
-            if np.abs(z).max() <= 127 and np.array_equal(z / denominator, v):
-                self.add_codes(z.astype(np.int8), 1.0 / denominator)
-                return
-        top = float(np.abs(v).max())
-        if top == 0.0:
-            scale = 1.0
-        else:
-            scale = 2.0 ** math.ceil(math.log2(top * self.n) - _FIXED_BITS)
-        z = self._perm(np.rint(v / scale).astype(np.int64))
-        self.kinds.append((False, len(self.fixed)))
-        self.fixed.append((z, scale, float(v.mean())))
-
-    def build(
-        self,
-        finalize: Callable[[np.ndarray], np.ndarray],
-        grad: np.ndarray | None = None,
-    ) -> _Coded:
-        """``finalize`` takes means ``(B, K)`` in insertion order; the kernels hold
-        the code columns first, so the coded finalize permutes back."""
-        n = self.n
-        n_codes = len(self.codes)
-        perm = np.array(
-            [i if is_code else n_codes + i for is_code, i in self.kinds], dtype=np.int64
-        )
-        if not (perm == np.arange(perm.size)).all():
-            inner = finalize
-
-            def finalize(m: np.ndarray) -> np.ndarray:
-                return inner(m[:, perm])
-
-            if grad is not None:
-                g = np.empty_like(grad)
-                g[perm] = grad
-                grad = g
-        z8 = (
-            np.stack([c[0] for c in self.codes])
-            if self.codes
-            else np.zeros((0, n), dtype=np.int8)
-        )
-        z64 = (
-            np.stack([c[0] for c in self.fixed])
-            if self.fixed
-            else np.zeros((0, n), dtype=np.int64)
-        )
-        cols = self.codes + self.fixed
-        scale = np.array([c[1] for c in cols])
-        mean = np.array([c[2] for c in cols])
-        est = float(finalize(mean[None, :])[0])
-        return _Coded(
-            np.ascontiguousarray(z8),
-            np.ascontiguousarray(z64),
-            scale,
-            est,
-            finalize,
-            mean,
-            grad,
-        )
-
-
-def _code(stat: LinearStatistic, n: int, strata: Strata | None) -> _Coded:
-    """The statistic's columns coded in stratum order."""
-    order = None if strata is None or strata.identity else strata.order
-    cols = _Columns(n, order)
-    for col in stat.columns:
-        if isinstance(col, Codes):
-            cols.add_codes(col.z, col.scale)
-        else:
-            cols.add_values(col, stat.denominator)
-    coded = cols.build(stat.finalize, stat.grad)
-    if stat.estimate is not None:
-        coded.estimate = float(stat.estimate)
-    return coded
-
-
-# --------------------------------------------------------------------------- classes
-def _class_cost(n_classes: int, n: int, K: int) -> tuple[float, float]:
-    """(class path, prompt path) operations per replicate, as estimated above
-    (constants fitted to the C++ kernels: a binomial of ``m`` draws walks about
-    ``18 sqrt(m p (1 - p))`` weights; a prompt costs a quarter Philox block, one
-    count and ``K`` products)."""
-    c = max(n_classes, 1)
-    return c * (8 + 60 * math.sqrt(n / c)) + c * K, n * (2 + K / 2)
-
-
-def _row_keys(Z: np.ndarray) -> np.ndarray | None:
-    """One int64 key per row of ``Z (n, K)`` ordered as the rows
-    lexicographically (column 0 most significant; mixed radix of the column
-    ranges), or ``None`` when the ranges do not fit in 62 bits."""
-    lo = Z.min(axis=0)
-    span = Z.max(axis=0) - lo + 1
-    if float(np.prod(span.astype(np.float64))) >= 2.0**62:
-        return None
-    key = np.zeros(Z.shape[0], dtype=np.int64)
-    for k in range(Z.shape[1]):
-        key = key * span[k] + (Z[:, k] - lo[k])
-    return key
-
-
-def _distinct_rows(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(distinct rows ascending, their counts) of ``Z (n, K)`` int64."""
-    key = _row_keys(Z)
-    if key is None:
-        v, c = np.unique(Z, axis=0, return_counts=True)
-        return v, c
-    _, first, counts = np.unique(key, return_index=True, return_counts=True)
-    return Z[first], counts
-
-
-def _class_tables(
-    coded: _Coded, offsets: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Per stratum the distinct code rows (ascending) and their prompt counts,
-    ``(class_offsets, class_size, class_value (C, K))``, when the class path is the
-    cheaper one, else ``None``."""
-    K8, K64 = coded.z8.shape[0], coded.z64.shape[0]
-    K = K8 + K64
-    n = int(offsets[-1])
-    single = K8 == 1 and K64 == 0
-    if not single:
-        if K == 0 or n == 0:
-            return None
-        # a strided sample rules out most statistics without an (N, K) copy
-        step = max(1, n // _CLASS_SAMPLE)
-        sample = np.concatenate(
-            [coded.z8[:, ::step].astype(np.int64), coded.z64[:, ::step]]
-        ).T
-        seen = _distinct_rows(np.ascontiguousarray(sample))[0].shape[0]
-        cls_cost, prompt_cost = _class_cost(seen, n, K)
-        if seen >= _MAX_CLASSES or cls_cost * 4 >= prompt_cost:
-            return None
-    Z = np.ascontiguousarray(
-        np.concatenate([coded.z8.astype(np.int64), coded.z64]).T
-    )  # (n, K)
-    sizes, values, class_offsets = [], [], [0]
-    for s in range(offsets.size - 1):
-        v, c = _distinct_rows(Z[offsets[s] : offsets[s + 1]])
-        values.append(v)
-        sizes.append(c.astype(np.int64))
-        class_offsets.append(class_offsets[-1] + v.shape[0])
-        if class_offsets[-1] > _MAX_CLASSES and not single:
-            return None
-    C = class_offsets[-1]
-    if not single:
-        cls_cost, prompt_cost = _class_cost(C, n, K)
-        if cls_cost * 4 >= prompt_cost:
-            return None
-    return (
-        np.asarray(class_offsets, dtype=np.int64),
-        np.concatenate(sizes),
-        np.ascontiguousarray(np.concatenate(values), dtype=np.int64),
-    )
-
-
-def _binomial_thresholds(g: int) -> np.ndarray:
-    """``T[s, k] = floor(2^32 F(k; g, s / g))``, shape ``(g + 1, g)``, uint64."""
-    s = np.arange(g + 1)[:, None]
-    k = np.arange(g)[None, :]
-    F = stats.binom.cdf(k, g, s / g)
-    T = np.floor(np.clip(F, 0.0, 1.0) * 2.0**32)
-    return T.astype(np.uint64)
 
 
 # --------------------------------------------------------------------------- progress
@@ -578,53 +338,6 @@ def _resampled_replicates(
 
 
 # --------------------------------------------------------------------------- BCa
-def _linear_acceleration(coded: _Coded, n: int) -> float:
-    """``a = sum U^3 / (6 (sum U^2)^1.5)`` with the influence values
-    ``U_n = grad . (V_n - m)``, ``grad`` of finalize at the full-sample means."""
-    m = coded.full_mean
-    K = m.size
-    if coded.grad is not None:
-        grad = coded.grad
-    else:
-        sd = np.empty(K)
-        k = 0
-        for block in (coded.z8, coded.z64):
-            for row in block:
-                v = row.astype(np.float64) * coded.scale[k]
-                sd[k] = v.std()
-                k += 1
-        h = np.where(sd > 0, 1e-4 * sd, 1e-6)
-        pts = np.repeat(m[None, :], 2 * K, axis=0)
-        pts[np.arange(K), np.arange(K)] += h
-        pts[K + np.arange(K), np.arange(K)] -= h
-        vals = coded.finalize(pts)
-        grad = (vals[:K] - vals[K:]) / (2 * h)
-        grad = np.where(np.isfinite(grad), grad, 0.0)
-    K8, K64 = coded.z8.shape[0], coded.z64.shape[0]
-    w8 = grad[:K8] * coded.scale[:K8]
-    w64 = grad[K8:] * coded.scale[K8:]
-    s2 = s3 = 0.0
-    shift = float(grad @ m)
-    # Plain ufunc reductions, not BLAS: small products, and BLAS threads spin.
-    for r0 in range(0, n, _ROWS):
-        u = np.full(min(_ROWS, n - r0), -shift)
-        for k in range(K8):
-            u += w8[k] * coded.z8[k, r0 : r0 + _ROWS]
-        for k in range(K64):
-            u += w64[k] * coded.z64[k, r0 : r0 + _ROWS].astype(np.float64)
-        u2 = u * u
-        s2 += float(u2.sum())
-        s3 += float((u2 * u).sum())
-    return 0.0 if s2 <= 0 else s3 / (6.0 * s2**1.5)
-
-
-def _jackknife_acceleration(values: np.ndarray) -> float:
-    """``a = sum d^3 / (6 (sum d^2)^1.5)``, ``d = mean(theta_(g)) - theta_(g)``."""
-    d = values.mean() - values
-    s2 = float(d @ d)
-    return 0.0 if s2 <= 0 else float((d**3).sum() / (6.0 * s2**1.5))
-
-
 def _weighted_acceleration(stat: WeightedStatistic, n: int) -> float:
     groups = min(_JACKKNIFE_GROUPS, n)
     vals = np.empty(groups)
@@ -632,7 +345,7 @@ def _weighted_acceleration(stat: WeightedStatistic, n: int) -> float:
     for g in range(groups):
         w = (gid != g).astype(np.float64)
         vals[g] = stat.value(w / w.sum())
-    return _jackknife_acceleration(vals)
+    return jackknife_acceleration(vals)
 
 
 def _resampled_acceleration(stat: ResampledStatistic, results: EvalResults) -> float:
@@ -645,41 +358,7 @@ def _resampled_acceleration(stat: ResampledStatistic, results: EvalResults) -> f
             for g in range(groups)
         ]
     )
-    return _jackknife_acceleration(vals)
-
-
-# --------------------------------------------------------------------------- intervals
-def interval(
-    reps: np.ndarray,
-    estimate: float,
-    level: float,
-    method: str,
-    acceleration: float = 0.0,
-) -> tuple[tuple[float, float], float | None]:
-    """``((low, high), z0)`` at ``alpha = (1 - level) / 2``: percentile
-    ``(q_alpha, q_{1-alpha})``, basic ``(2 theta - q_{1-alpha}, 2 theta -
-    q_alpha)`` or BCa (quantiles at ``Phi(z0 + (z0 + z) / (1 - a (z0 + z)))``;
-    ``z0`` only for BCa)."""
-    alpha = (1.0 - level) / 2.0
-    if method == "percentile":
-        lo, hi = np.percentile(reps, [100 * alpha, 100 * (1 - alpha)])
-        return (float(lo), float(hi)), None
-    if method == "basic":
-        lo, hi = np.percentile(reps, [100 * alpha, 100 * (1 - alpha)])
-        return (float(2 * estimate - hi), float(2 * estimate - lo)), None
-    # BCa (Efron 1987), as scipy.stats.bootstrap: z0 from the share of replicates
-    # below the estimate (ties count half), clipped away from 0 and 1.
-    B = reps.size
-    share = ((reps < estimate).sum() + (reps <= estimate).sum()) / (2.0 * B)
-    share = min(max(share, 0.5 / B), 1.0 - 0.5 / B)
-    z0 = float(special.ndtri(share))
-    za = special.ndtri(alpha)
-    ends = []
-    for z in (za, -za):
-        num = z0 + z
-        ends.append(float(special.ndtr(z0 + num / (1.0 - acceleration * num))))
-    lo, hi = np.percentile(reps, [100 * ends[0], 100 * ends[1]])
-    return (float(lo), float(hi)), z0
+    return jackknife_acceleration(vals)
 
 
 # --------------------------------------------------------------------------- API
@@ -867,7 +546,7 @@ def bootstrap(
     acceleration = None
     if method == "bca":
         if isinstance(stat, LinearStatistic):
-            acceleration = _linear_acceleration(coded, strata.n)
+            acceleration = linear_acceleration(coded, strata.n)
         elif isinstance(stat, WeightedStatistic):
             acceleration = _weighted_acceleration(stat, strata.n)
         else:
