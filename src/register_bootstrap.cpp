@@ -128,12 +128,9 @@ py::array_t<std::int64_t> bootstrap_two_level_sums(
     return out;
 }
 
-py::array_t<std::int64_t> bootstrap_class_sums(const carray<std::int64_t>& class_offsets,
-                                               const carray<std::int64_t>& class_size,
-                                               const carray<std::int64_t>& class_value,
-                                               std::uint64_t seed, std::uint64_t b0,
-                                               std::int64_t nb) {
-    check_replicates(b0, nb);
+// Checks the class tables and returns the number of strata.
+std::size_t check_classes(const carray<std::int64_t>& class_offsets,
+                          const carray<std::int64_t>& class_size) {
     require(class_offsets.ndim() == 1 && class_offsets.shape(0) >= 2,
             "class_offsets must be 1-D with at least 2 entries");
     const std::int64_t* o = class_offsets.data();
@@ -142,20 +139,74 @@ py::array_t<std::int64_t> bootstrap_class_sums(const carray<std::int64_t>& class
     for (std::size_t s = 1; s <= n_strata; ++s)
         require(o[s] > o[s - 1], "every stratum needs at least one class");
     const std::int64_t n_classes = o[n_strata];
-    require(class_size.ndim() == 1 && class_size.shape(0) == n_classes &&
-                class_value.ndim() == 1 && class_value.shape(0) == n_classes,
-            "class_size and class_value must have class_offsets[-1] entries");
+    require(class_size.ndim() == 1 && class_size.shape(0) == n_classes,
+            "class_size must have class_offsets[-1] entries");
     const std::int64_t* size = class_size.data();
     for (std::int64_t c = 0; c < n_classes; ++c)
         require(size[c] >= 1 && size[c] < (std::int64_t{1} << 31),
                 "class sizes must lie in [1, 2^31)");
+    return n_strata;
+}
+
+py::array_t<std::int64_t> bootstrap_class_sums(const carray<std::int64_t>& class_offsets,
+                                               const carray<std::int64_t>& class_size,
+                                               const carray<std::int64_t>& class_value,
+                                               std::uint64_t seed, std::uint64_t b0,
+                                               std::int64_t nb) {
+    check_replicates(b0, nb);
+    const std::size_t n_strata = check_classes(class_offsets, class_size);
+    require(class_value.ndim() == 1 && class_value.shape(0) == class_size.shape(0),
+            "class_size and class_value must have class_offsets[-1] entries");
     py::array_t<std::int64_t> out(static_cast<py::ssize_t>(nb));
+    const std::int64_t* o = class_offsets.data();
+    const std::int64_t* size = class_size.data();
     const std::int64_t* value = class_value.data();
     std::int64_t* dst = out.mutable_data();
     {
         py::gil_scoped_release release;
         capfront::bootstrap_class_sums(o, n_strata, size, value, seed, b0,
                                        static_cast<std::size_t>(nb), dst);
+    }
+    return out;
+}
+
+py::array_t<std::int64_t> bootstrap_class_counts(const carray<std::int64_t>& class_offsets,
+                                                 const carray<std::int64_t>& class_size,
+                                                 std::uint64_t seed, std::uint64_t b0,
+                                                 std::int64_t nb) {
+    check_replicates(b0, nb);
+    const std::size_t n_strata = check_classes(class_offsets, class_size);
+    const py::ssize_t n_classes = class_size.shape(0);
+    py::array_t<std::int64_t> out({static_cast<py::ssize_t>(nb), n_classes});
+    const std::int64_t* o = class_offsets.data();
+    const std::int64_t* size = class_size.data();
+    std::int64_t* dst = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::bootstrap_class_counts(o, n_strata, size, seed, b0,
+                                         static_cast<std::size_t>(nb), dst);
+    }
+    return out;
+}
+
+py::array_t<std::int64_t> poisson_sums(const carray<std::int64_t>& keys,
+                                       const carray<std::int64_t>& values, std::uint64_t seed,
+                                       std::int64_t nb) {
+    check_replicates(0, nb);
+    require(keys.ndim() == 1, "keys must be 1-D");
+    require(values.ndim() == 2 && values.shape(0) == keys.shape(0),
+            "values must be shaped (n, K) with n = len(keys)");
+    const std::int64_t* k = keys.data();
+    for (py::ssize_t i = 0; i < keys.shape(0); ++i)
+        require(k[i] >= 0 && k[i] < (std::int64_t{1} << 62), "keys must lie in [0, 2^62)");
+    const auto n = static_cast<std::size_t>(keys.shape(0));
+    const auto K = static_cast<std::size_t>(values.shape(1));
+    py::array_t<std::int64_t> out({static_cast<py::ssize_t>(nb), static_cast<py::ssize_t>(K + 1)});
+    const std::int64_t* v = values.data();
+    std::int64_t* dst = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::poisson_sums(k, n, v, K, seed, static_cast<std::size_t>(nb), dst);
     }
     return out;
 }
@@ -177,6 +228,14 @@ void register_bootstrap(py::module_& m) {
           py::arg("n_replicates"),
           "Sum of one int8 column per replicate from multinomial class counts "
           "(conditional binomials; GIL released).");
+    m.def("bootstrap_class_counts", &bootstrap_class_counts, py::arg("class_offsets"),
+          py::arg("class_size"), py::arg("seed"), py::arg("b0"), py::arg("n_replicates"),
+          "Multinomial class counts (n_replicates, n_classes) per replicate "
+          "(conditional binomials, stream 2; GIL released).");
+    m.def("poisson_sums", &poisson_sums, py::arg("keys"), py::arg("values"), py::arg("seed"),
+          py::arg("n_replicates"),
+          "Poisson(1)-weighted sums of keyed rows per replicate, and the weight total "
+          "(stream 7 keyed by row; GIL released).");
     m.def("bootstrap_two_level_sums", &bootstrap_two_level_sums, py::arg("offsets"),
           py::arg("seed"), py::arg("b0"), py::arg("n_replicates"), py::arg("successes"),
           py::arg("thresholds"), py::arg("with_max"), py::arg("with_cells"),

@@ -179,8 +179,9 @@ def test_class_counts_path_has_the_bootstrap_distribution():
     ],
 )
 def test_binomial_sampler(n, a, b):
+    from capfront._kernels.bootstrap import binomial_ratio_np as _binomial_ratio_np
+    from capfront._kernels.bootstrap import uniform53 as _uniform53
     from capfront._numba_bootstrap import binomial_ratio_nb
-    from capfront.bootstrap import _binomial_ratio_np, _uniform53
 
     rng = np.random.default_rng(n + a)
     us = [_uniform53(int(x), int(y)) for x, y in rng.integers(0, 2**32, (400, 2))]
@@ -468,7 +469,9 @@ def test_progress_bar_only_on_terminal(monkeypatch, capsys):
 
     fake = Tty()
     monkeypatch.setattr(sys, "stderr", fake)
-    monkeypatch.setattr(sys.modules["capfront.bootstrap"], "_PROGRESS_AFTER", -1.0)
+    monkeypatch.setattr(
+        sys.modules["capfront.resampling.engine"], "_PROGRESS_AFTER", -1.0
+    )
     out = bootstrap(res, "naive_oracle", n_resamples=100, backend="numpy")
     assert np.isfinite(out.estimate)
 
@@ -512,7 +515,11 @@ def test_numba_bodies_as_python():
     nbk = pytest.importorskip("capfront._numba_bootstrap")
     if not hasattr(nbk.bootstrap_sums_nb, "py_func"):
         pytest.skip("numba not installed: the kernels already are Python")
-    from capfront.bootstrap import _binomial_thresholds, _sums_np, _two_level_sums_np
+    from capfront._kernels.bootstrap import bootstrap_sums_np as _sums_np
+    from capfront._kernels.bootstrap import (
+        bootstrap_two_level_sums_np as _two_level_sums_np,
+    )
+    from capfront.resampling.engine import _binomial_thresholds
 
     offsets = np.array([0, 7, 20], dtype=np.int64)
     rng = np.random.default_rng(0)
@@ -534,7 +541,7 @@ def test_numba_bodies_as_python():
         want2,
     )
     cls = (np.array([0, 2, 3]), np.array([3, 4, 13]), np.array([1, 2, 5]))
-    from capfront.bootstrap import _class_sums_np
+    from capfront._kernels.bootstrap import bootstrap_class_sums_np as _class_sums_np
 
     np.testing.assert_array_equal(
         nbk.bootstrap_class_sums_nb.py_func(*cls, lo, hi, 0, 5),

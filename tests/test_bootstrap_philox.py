@@ -9,8 +9,13 @@ from hypothesis import strategies as st
 
 import capfront
 from capfront import _philox
+from capfront._kernels import dispatch
 from capfront._numba_bootstrap import stream_words_nb
-from capfront.bootstrap import _words
+
+
+def _words(seed, rep, stream, start, count, backend):  # noqa: ANN001, ANN202
+    return dispatch("philox_words", backend)(seed, rep, stream, start, count)
+
 
 # Random123 kat_vectors: counter (4 words), key (2 words) -> output (4 words).
 KAT = [

@@ -148,6 +148,64 @@ def test_gap_decomposition_from_the_choices(res, choice) -> None:
     assert lo < gap["noise_share_crossfit"] < hi
 
 
+def test_subsampled_oracle_and_crossfit_are_paired_ratios(res, choice) -> None:
+    """Above subsample_prompts the fitted oracle and the cross-fit rows come from
+    an evenly spaced subsample; replicates are ratios over the drawn subsample
+    prompts (brute force with the explicit counts)."""
+    from capfront.debias.crossfit import crossfit_rows
+
+    B, n = 300, 120
+    r = cf.evaluate_router(
+        res,
+        choice,
+        n_resamples=B,
+        seed=5,
+        oracle="crossfit",
+        subsample_prompts=n,
+        clusters=None,
+    )
+    sub = np.unique(np.linspace(0, res.n_prompts - 1, n).round().astype(int))
+    assert r.fit_prompts == sub.size == n
+    assert any("subsample of 120 of the 300" in x for x in r.notes)
+    vals, fin = decomposition(res.select(sub), "crossfit")
+    assert r.oracle == pytest.approx(fin(vals.mean(axis=0)))
+    w = replicate_counts(res, B, seed=5).astype(np.float64)
+    q = res.p_hat[np.arange(res.n_prompts), choice]
+    R = w @ q / res.n_prompts
+    best = (w @ res.p_hat / res.n_prompts).max(axis=1)
+    O = (w[:, sub] @ vals[:, 0]) / w[:, sub].sum(axis=1)
+    assert r.share_ci == pytest.approx(_percentile((R - best) / (O - best)), abs=1e-10)
+    # the gap: Delta on the subsample (difference estimator), E on all prompts
+    union = 1 - np.prod(1 - res.p_hat, axis=1)
+    S, G = np.rint(res.successes).astype(np.int64), res.n_draws.astype(np.int64)
+    d = union[sub] - crossfit_rows(S[sub], G[sub])
+    assert r.gap["delta_crossfit"] == pytest.approx(d.mean())
+    assert r.gap["o_repro_crossfit"] == pytest.approx(union.mean() - d.mean())
+    D_rep = (w[:, sub] @ d) / w[:, sub].sum(axis=1)
+    share_rep = D_rep / (w @ (union - q) / res.n_prompts)
+    assert r.gap["noise_share_ci"] == pytest.approx(_percentile(share_rep), abs=1e-10)
+    # the delta-method bound's SE agrees with the paired bootstrap's SD
+    z = 1.6448536269514722
+    se = (r.gap["noise_share_upper"] - r.gap["noise_share_crossfit"]) / z
+    assert se == pytest.approx(share_rep.std(ddof=1), rel=0.2)
+    # without subsampling the SE is smaller (more prompts carry Delta)
+    full = cf.evaluate_router(res, choice, n_resamples=20, oracle=None)
+    se_full = (full.gap["noise_share_upper"] - full.gap["noise_share_crossfit"]) / z
+    assert se_full < se
+    assert full.fit_prompts == res.n_prompts and full.to_dict()["fit_prompts"] == 300
+    with pytest.raises(ValueError, match="subsample_prompts"):
+        cf.evaluate_router(res, choice, subsample_prompts=10)
+
+
+def test_precomputed_decomposition_oracle_is_reused_paired(res, choice) -> None:
+    dec = decomposition(res, "crossfit")
+    a = cf.evaluate_router(res, choice, n_resamples=200, oracle="crossfit", gap=False)
+    b = cf.evaluate_router(res, choice, n_resamples=200, oracle=dec, gap=False)
+    assert b.oracle == a.oracle and b.share_ci == a.share_ci
+    with pytest.raises(ValueError, match="one row per prompt"):
+        cf.evaluate_router(res.select(np.arange(50)), choice[:50], oracle=dec)
+
+
 def test_few_draws_no_bound_and_graded_no_gap() -> None:
     small = cf.simulate(200, 4, 5, seed=1)
     ch = np.zeros(200, dtype=int)

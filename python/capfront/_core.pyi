@@ -156,6 +156,19 @@ def bootstrap_class_sums(
     b0: int,
     n_replicates: int,
 ) -> npt.NDArray[np.int64]: ...
+def bootstrap_class_counts(
+    class_offsets: npt.NDArray[np.int64],
+    class_size: npt.NDArray[np.int64],
+    seed: int,
+    b0: int,
+    n_replicates: int,
+) -> npt.NDArray[np.int64]: ...
+def poisson_sums(
+    keys: npt.NDArray[np.int64],
+    values: npt.NDArray[np.int64],
+    seed: int,
+    n_replicates: int,
+) -> npt.NDArray[np.int64]: ...
 def bootstrap_two_level_sums(
     offsets: npt.NDArray[np.int64],
     seed: int,

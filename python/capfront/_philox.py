@@ -1,6 +1,6 @@
 """Philox4x32-10 in NumPy: the plain reference of the counter-based generator behind
 :func:`capfront.bootstrap` (the C++ version is ``cpp/include/capfront/philox.hpp``,
-the Numba one ``_numba_bootstrap.py``; all three give the same words bit for bit).
+the Numba one in ``_kernels/bootstrap.py``; all three give the same words bit for bit).
 
 Philox4x32-10 (Salmon et al. 2011, Random123) maps a 128-bit counter
 ``(c0, c1, c2, c3)`` and a 64-bit key ``(k0, k1)`` to four 32-bit words by ten

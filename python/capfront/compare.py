@@ -186,9 +186,12 @@ class _Operand:
 
 
 def _model_operand(results: EvalResults, m: int) -> _Operand:
-    obs = results.observed[:, m]
-    G = results.n_draws[:, m]
-    v = np.where(obs, results.p_hat[:, m], np.nan)
+    # one column of the stored counts, not the (N, L) p_hat
+    st = results.stats
+    G = np.asarray(st.n_draws[:, m])
+    obs = G > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = np.where(obs, np.asarray(st.successes[:, m], dtype=np.float64) / G, np.nan)
     single = bool(results.is_binary and (G[obs] == 1).all())
     return _Operand(str(results.models[m]), v, single, G.astype(np.float64))
 
@@ -201,11 +204,9 @@ def _operand(
 
     models = [str(m) for m in results.models]
     if isinstance(x, str) and x == "best":
-        from .router import _best_and_contenders
+        from .router import _best_and_contenders, _scan
 
-        obs = results.observed
-        p0 = np.where(obs, results.p_hat, 0.0)
-        name = _best_and_contenders(results, p0, obs, False)[0]
+        name = _best_and_contenders(results, _scan(results, union=False))[0]
         return _model_operand(results, models.index(name))
     if isinstance(x, str) and x in routers:
         x_choices, name = routers[x], x

@@ -13,9 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ._jit import njit, prange
-from ._numba_bootstrap import stream_words_nb, uniform53_nb
-from ._philox import philox_key
+from ._kernels import dispatch
 from .io import results_from_chunks, stats_from_frame
 from .results import EvalResults
 from .suffstats import SufficientStats, sufficient_stats
@@ -83,40 +81,7 @@ def from_dask(
 
 
 # ---------------------------------------------------------------- Poisson bootstrap
-_POISSON_STREAM = 7  # Philox stream id of the distributed Poisson weights
 DASK_STATISTICS = ("naive_oracle", "best_single", "oracle_gain")
-
-
-@njit
-def _poisson1(u):  # noqa: ANN001
-    """Poisson(1) by inversion of a uniform."""
-    k = 0
-    p = 0.36787944117144233  # e^-1
-    cdf = p
-    while u >= cdf and k < 30:
-        k += 1
-        p /= k
-        cdf += p
-    return k
-
-
-@njit(parallel=True)
-def _poisson_sums(keys, values, seed_lo, seed_hi, n_resamples):  # noqa: ANN001
-    """out[b, :K] = sum_n w_bn values[n], out[b, K] = sum_n w_bn, with
-    w_bn ~ Poisson(1) from Philox counter (key_n mod 2^32, b, stream, key_n >> 32):
-    a function of (seed, replicate, prompt) only. Exact integer sums."""
-    n, K = values.shape
-    out = np.zeros((n_resamples, K + 1), np.int64)
-    for b in prange(n_resamples):
-        words = np.empty(4, np.uint32)
-        for i in range(n):
-            stream_words_nb(seed_lo, seed_hi, b, _POISSON_STREAM, 4 * keys[i], 4, words)
-            w = _poisson1(uniform53_nb(words[0], words[1]))
-            if w:
-                for j in range(K):
-                    out[b, j] += w * values[i, j]
-                out[b, K] += w
-    return out
 
 
 def prompt_keys(prompts: np.ndarray) -> np.ndarray:
@@ -170,14 +135,14 @@ def _finalize(sums: np.ndarray, statistic: str, G: int) -> np.ndarray:
     return means[:, 0] - means[:, 1:].max(axis=1)
 
 
-def _partition_sums(frame, models, statistic, seed, n_resamples, columns):  # noqa: ANN001
+def _partition_sums(frame, models, statistic, seed, n_resamples, columns, backend):  # noqa: ANN001
     if len(frame) == 0:
         return np.zeros((n_resamples, 0), np.int64), None, 0, 0
     stats, _ = stats_from_frame(frame, **columns)
     cols, G = _statistic_columns(stats, models, statistic)
-    seed_lo, seed_hi = philox_key(seed)
-    sums = _poisson_sums(
-        prompt_keys(stats.prompts), cols, seed_lo, seed_hi, n_resamples
+    # the resampling engine's keyed Poisson kernel (Philox stream 7)
+    sums = dispatch("poisson_sums", backend)(
+        prompt_keys(stats.prompts), cols, seed, n_resamples
     )
     return sums, cols.sum(axis=0), len(cols), G
 
@@ -192,11 +157,9 @@ class DaskBootstrapResult:
         self.estimate = estimate
         self.replicates = replicates
         self.level = level
-        alpha = (1.0 - level) / 2.0
-        self.ci = (
-            float(np.quantile(replicates, alpha)),
-            float(np.quantile(replicates, 1.0 - alpha)),
-        )
+        from .resampling.engine import interval
+
+        self.ci = interval(replicates, estimate, level, "percentile")[0]
         self.se = float(np.std(replicates, ddof=1))
 
     def __repr__(self) -> str:
@@ -214,6 +177,7 @@ def bootstrap(
     level: float = 0.95,
     seed: int = 0,
     scheduler: Any = None,
+    backend: str | None = None,
     **columns: Any,
 ) -> DaskBootstrapResult:
     """Prompt bootstrap of a long table that stays distributed.
@@ -227,7 +191,8 @@ def bootstrap(
     bootstrap, Hanley & MacGibbon 2006). Statistics: ``"naive_oracle"``
     (``v_n = max_l p_hat``), ``"best_single"`` (``max_l`` of the weighted model
     accuracies) and ``"oracle_gain"`` (their difference). Binary scores with the
-    same ``G`` in every cell. Interval: percentile.
+    same ``G`` in every cell. Interval: percentile (the resampling engine's).
+    ``backend`` picks the Poisson kernel (C++, Numba or NumPy: the same sums).
     """
     if statistic not in DASK_STATISTICS:
         raise ValueError(
@@ -255,7 +220,7 @@ def bootstrap(
     grouped = frame.shuffle(on=prompt)
     tasks = [
         dask.delayed(_partition_sums)(
-            part, models, statistic, int(seed), int(n_resamples), columns
+            part, models, statistic, int(seed), int(n_resamples), columns, backend
         )
         for part in grouped.to_delayed()
     ]

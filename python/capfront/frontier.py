@@ -970,7 +970,8 @@ class Frontier(ResultProtocol):
           per-cell qualities and costs are held fixed at their full-sample values,
           only prompts are resampled (a replicate re-weights the frontier's hull
           segments and the single models' column means, ``O(segments + N L)`` each,
-          prompts drawn from ``numpy.random.Philox(seed)``). This ignores the
+          prompts drawn by the resampling engine's stream for ``seed``, as
+          :func:`capfront.bootstrap.bootstrap` draws them). This ignores the
           estimation noise of the per-cell fit itself, so the interval is narrower
           than a full refit's;
         - ``refit=True`` (a named quality, cost not per-cell): refit the per-cell
@@ -1058,8 +1059,9 @@ class Frontier(ResultProtocol):
             )
         if int(n_resamples) < 2:
             raise ValueError(f"n_resamples must be >= 2, got {n_resamples}")
+        from .resampling.engine import count_chunks
+
         q1, c1, ok = self._single_arrays()
-        rng = np.random.Generator(np.random.Philox(int(seed)))
         a = (1 - level) / 2
         groups = list(self._groups().values())
         if len(table) > len(groups):  # "mean" (no interval) and pooled "all"
@@ -1072,15 +1074,17 @@ class Frontier(ResultProtocol):
                 lo.append(np.full(2, np.nan))
                 hi.append(np.full(2, np.nan))
                 continue
+            # the group's prompts resampled as cf.bootstrap resamples
+            # results.select(inside): the engine's stream for this seed
             inside = np.flatnonzero(w > 0)
-            p = w[inside] / w[inside].sum()
             reps = np.empty((int(n_resamples), 2))
-            for b0 in range(0, int(n_resamples), 64):
-                nb = min(64, int(n_resamples) - b0)
-                W = np.zeros((nb, N))
-                W[:, inside] = rng.multinomial(inside.size, p, size=nb)
+            for b0, counts in count_chunks(
+                inside.size, int(seed), int(n_resamples), self.backend
+            ):
+                W = np.zeros((counts.shape[0], N))
+                W[:, inside] = counts
                 W /= W.sum(axis=1, keepdims=True)
-                reps[b0 : b0 + nb] = self._replicate_metrics(W, q1, c1, ok)
+                reps[b0 : b0 + counts.shape[0]] = self._replicate_metrics(W, q1, c1, ok)
             bounds = np.full((2, 2), np.nan)
             for k in range(2):
                 vals = reps[~np.isnan(reps[:, k]), k]
@@ -1095,16 +1099,8 @@ class Frontier(ResultProtocol):
         return table
 
     def _add_ci(self, table: pd.DataFrame, level: float, **kwargs: Any) -> pd.DataFrame:
-        try:
-            from . import bootstrap as _bootstrap  # type: ignore[attr-defined]
-        except ImportError:
-            _bootstrap = None
-        fn = getattr(_bootstrap, "bootstrap", None)
-        if fn is None:
-            raise NotImplementedError(
-                "versus_best_single(ci=...) needs capfront.bootstrap.bootstrap, which "
-                "is not available in this build yet; call it with ci=None"
-            )
+        from .resampling.engine import bootstrap as fn
+
         table = table.copy()
         builtin = (
             not self.posthoc
@@ -1185,21 +1181,29 @@ class Frontier(ResultProtocol):
         n_grid: int = 200,
     ) -> Frontier:
         """Attach a percentile bootstrap band of ``quality_at`` over a cost grid:
-        prompts resampled with replacement (multinomial weights from
-        ``numpy.random.Philox(seed)``), one hull sort reused for every replicate.
-        Returns ``self``."""
+        the frontier's prompts resampled with replacement by the resampling
+        engine's Philox stream (:func:`capfront.bootstrap.replicate_counts` of the
+        ``n`` prompts with positive weight: the same resamples as
+        ``cf.bootstrap(results.select(those prompts), seed=seed)``); a replicate
+        with draw counts ``c`` re-weights the hull segments, ``w = c / n`` (one hull
+        sort reused for every replicate). Returns ``self``."""
+        from .resampling.engine import count_chunks
+
         if not 0 < level < 1:
             raise ValueError("level must lie in (0, 1)")
-        rng = np.random.Generator(np.random.Philox(seed))
         inside = np.flatnonzero(self.weights > 0)
         grid = np.linspace(self.min_cost, self.vertices[-1, 0], n_grid)
         reps = np.empty((n_resamples, n_grid))
-        p = self.weights[inside] / self.weights[inside].sum()
-        for b in range(n_resamples):
-            w = np.zeros(self.segments.n_prompts)
-            w[inside] = rng.multinomial(inside.size, p)
-            v = self.segments.vertices(w)
-            reps[b] = np.interp(grid, v[:, 0], v[:, 1], left=np.nan, right=v[-1, 1])
+        w = np.zeros(self.segments.n_prompts)
+        for b0, counts in count_chunks(
+            inside.size, int(seed), n_resamples, self.backend
+        ):
+            for r in range(counts.shape[0]):
+                w[inside] = counts[r]
+                v = self.segments.vertices(w)
+                reps[b0 + r] = np.interp(
+                    grid, v[:, 0], v[:, 1], left=np.nan, right=v[-1, 1]
+                )
         a = (1 - level) / 2
         lower, upper = np.nanquantile(reps, [a, 1 - a], axis=0)
         self.band = {"cost": grid, "lower": lower, "upper": upper, "level": level}

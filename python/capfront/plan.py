@@ -23,15 +23,23 @@ pilot evaluation, by simulation on worlds fitted to it:
    the error and more prompts do not help. Cost: ``N G sum_l c_l`` (every
    model run ``G`` times on every prompt, ``c_l`` the pilot's mean cost per
    generation; generations when there is no cost).
-4. **Recommendation and check.** The cheapest admissible row; then ``n_check``
-   fresh evaluations of that size are simulated and estimated, and the realised
-   half-width ``z * RMSE`` (around the world's truth, refits included) is
-   compared with the target: ``check["ratio"]`` within ``1 +- 0.15`` is the
-   promise kept (``check["ratio_se"]``: its own sampling error). When the ratio
-   misses by more than ``max(15%, 2 ratio_se)`` (e.g. ``pgm``'s refitting error,
-   which the prompt-level SE leaves out), ``N`` is rescaled once by the ratio
-   squared and checked again. For ``detect``, the realised power is reported
-   too.
+4. **Recommendation and check.** The cheapest admissible row; then fresh
+   evaluations of that size are simulated and estimated (refits included), and
+   the realised half-width ``z * RMSE`` around the world's truth is compared
+   with the target: ``check["ratio"]``, with its Monte Carlo SE
+   ``check["ratio_se"]`` (delta method on the mean squared error: ``ratio
+   sd(e^2) / (2 sqrt(n_sims) mean(e^2))``, which heavy-tailed errors make larger
+   than ``ratio / sqrt(2 n_sims)``). Simulations run in batches until the verdict
+   is decided at 2.5 SEs (``"met"``: the ratio is within ``1 +- 0.15``,
+   ``"missed"``: outside) or ``n_check`` simulations (``"undecided"``).
+   Unless met, ``N`` moves to where an error model fitted to the checks so far
+   reaches the target and is checked again (at most 3 checks; the plan's ``N``
+   is the last one checked, every check is in ``check["history"]``). The model
+   (:func:`_next_n`): variance ``V / N``, bias ``b_inf + beta / N`` -- ``pgm``'s
+   refits add parameter noise (in ``V``) and a finite-sample bias falling as
+   ``1 / N``, so its error falls faster than ``1 / sqrt(N)`` at small N and
+   rescaling N by the ratio squared overshoots. For ``detect``, the realised
+   power is reported too.
 
 Targets: ``"oracle"`` (the debiased oracle ``mean_n max_l p``),
 ``"frontier_gain"`` (the oracle minus the best single model), ``"router_vs_best"``
@@ -68,18 +76,24 @@ class Plan:
     Attributes
     ----------
     value : recommended number of prompts ``N``.
-    ci : range of ``N`` allowed by the check's own sampling error (the realised
-        half-width of ``n_sims`` simulations, relative SE ``1 / sqrt(2 n_sims)``).
+    ci : range of ``N`` the check cannot tell from the plan: ``N (1 -+ z
+        ratio_se / ratio)^2`` (the ratio's Monte Carlo error; N scales as the
+        ratio squared).
     level : the confidence level of the target interval / test.
     draws : recommended draws per cell ``G``.
     cost, generations : evaluation cost and generations of the plan.
     target, precision, detect, power, method, world : as asked.
     table : per ``G``: ``sigma``, ``bias``, ``n_prompts``, ``generations``,
         ``cost``, ``admissible``.
-    check : the simulation check at the plan: ``n_sims``, ``truth``,
-        ``half_width_target``, ``half_width_realised`` (``z`` RMSE),
-        ``half_width_reported`` (mean ``z`` SE), ``ratio``, ``within_tolerance``,
-        ``coverage`` and, for ``detect``, ``power_realised``.
+    check : the simulation check at the plan: ``n_sims``, ``n_prompts``,
+        ``truth``, ``half_width_target``, ``half_width_realised`` (``z`` RMSE),
+        ``half_width_reported`` (mean ``z`` SE), ``ratio`` and its Monte Carlo SE
+        ``ratio_se``, ``within_tolerance`` (the ratio within ``1 +- 0.15``),
+        ``verdict`` (``"met"``, ``"missed"`` or ``"undecided"`` at 2.5 Monte
+        Carlo SEs), ``bias``, ``variance``, ``coverage``, ``history`` (every
+        check: ``n_prompts``, ``n_sims``, ``ratio``, ``ratio_se``, ``verdict``),
+        ``first_check`` (after a recalibration) and, for ``detect``,
+        ``power_realised``.
     """
 
     value: int
@@ -129,7 +143,9 @@ class Plan:
             f"{self.cost:,.4g}); check over {c.get('n_sims')} simulated "
             f"evaluations: realised half-width {c.get('half_width_realised', 0):.4g}"
             f" vs target {c.get('half_width_target', 0):.4g} (ratio "
-            f"{c.get('ratio', float('nan')):.3f})"
+            f"{c.get('ratio', float('nan')):.3f} +- "
+            f"{c.get('ratio_se', float('nan')):.3f} Monte Carlo SE: "
+            f"{c.get('verdict', '?')})"
         )
 
     def plot(self, ax: Any = None) -> Any:
@@ -261,7 +277,7 @@ def plan(
     world: str = "auto",
     router: Any = None,
     n_world: int = 10_000,
-    n_check: int = 60,
+    n_check: int = 100,
     seed: int = 0,
     backend: str | None = None,
 ) -> Plan:
@@ -280,8 +296,9 @@ def plan(
         targets on binary pilots with >= 2 draws, resample otherwise).
     router : the router's choices on the pilot (``router_vs_best``).
     n_world : prompts of the world that measures ``sigma(G)`` and the bias.
-    n_check : simulated evaluations of the check (fewer when the plan is large:
-        at most ``4e7`` simulated cells in all).
+    n_check : most simulated evaluations per check (at least 40 unless fewer
+        are asked; fewer when the plan is large: at most ``4e7`` simulated cells
+        per check).
     seed : random seed of the worlds.
 
     Returns
@@ -373,35 +390,51 @@ def plan(
     else:
         g_best = int(ok["cost"].idxmin())
     n_best = int(table.loc[g_best, "n_prompts"])
-    sigma = float(table.loc[g_best, "sigma"])
-    args = (target, W, g_best, method, choice, truth, goal, precision is not None)
-    check = _check(*args, n_best, z, mult, n_check, rng, backend)
-    first = check
-    ratio = check["ratio"]
-    # recalibrate only when the miss is beyond the check's own noise (the
-    # realised half-width of n_sims simulations: relative SE 1 / sqrt(2 n_sims))
-    noise = 2.0 / math.sqrt(2.0 * check["n_sims"])
-    miss = abs(ratio - 1.0) > max(TOLERANCE, noise)
-    if miss and np.isfinite(ratio) and ratio > 0:
-        # the realised error scales as 1 / sqrt(N) (refits included): rescale
-        # N once by the ratio the simulation measured and check again
-        n_best = max(2, math.ceil(n_best * ratio**2))
-        check = _check(*args, n_best, z, mult, n_check, rng, backend)
+    sim = _Simulator(
+        target,
+        W,
+        g_best,
+        method,
+        choice,
+        truth,
+        goal,
+        precision is not None,
+        z,
+        mult,
+        rng,
+        backend,
+    )
+    check, history = _calibrate(sim, n_best, int(n_check))
+    n_best = int(check["n_prompts"])
+    if len(history) > 1:
+        first = history[0]
         check["first_check"] = first
         notes.append(
             f"N recalibrated by simulation: the plan from the prompt-level SE "
-            f"gave a realised half-width {ratio:.2f} x the target (e.g. the "
-            "latent model's refitting error), so N was scaled by its square"
+            f"({first['n_prompts']:,} prompts) gave a realised half-width "
+            f"{first['ratio']:.2f} x the target (e.g. the latent model's refitting "
+            f"error); {len(history)} checks, the last at N = {n_best:,}"
         )
-    if not check["within_tolerance"]:
+    check["history"] = [
+        {k: h[k] for k in ("n_prompts", "n_sims", "ratio", "ratio_se", "verdict")}
+        for h in history
+    ]
+    if check["verdict"] == "missed":
         notes.append(
-            f"the simulated check missed the {TOLERANCE:.0%} tolerance (ratio "
-            f"{check['ratio']:.3f}): see check"
+            f"the simulated check missed the {TOLERANCE:.0%} tolerance: ratio "
+            f"{check['ratio']:.3f} +- {check['ratio_se']:.3f} (Monte Carlo SE over "
+            f"{check['n_sims']} simulations) after {len(history)} check(s)"
         )
-    # range of N: the realised half-width of n_sims simulations has a relative
-    # SE of about 1 / sqrt(2 n_sims), and N scales as its square
-    rel = z / math.sqrt(2.0 * check["n_sims"])
-    n_ci = (float(n_best * (1 - rel) ** 2), float(n_best * (1 + rel) ** 2))
+    elif check["verdict"] == "undecided":
+        notes.append(
+            f"the check cannot decide the {TOLERANCE:.0%} tolerance at "
+            f"{check['n_sims']} simulations: ratio {check['ratio']:.3f} +- "
+            f"{check['ratio_se']:.3f} (Monte Carlo SE); a larger n_check decides"
+        )
+    # range of N the check cannot tell from the plan: the ratio's relative
+    # Monte Carlo SE (z of them), and N scales as the ratio squared
+    rel = z * check["ratio_se"] / check["ratio"] if check["ratio"] > 0 else 1.0
+    n_ci = (float(n_best * max(1 - rel, 0.0) ** 2), float(n_best * (1 + rel) ** 2))
     cost_per_prompt = float(table.loc[g_best, "cost"]) / int(
         table.loc[g_best, "n_prompts"]
     )
@@ -425,50 +458,198 @@ def plan(
     )
 
 
-def _check(
-    target: str,
-    W: _World,
-    g: int,
-    method: str,
-    choice: np.ndarray | None,
-    truth: float,
-    goal: float,
-    is_precision: bool,
-    n: int,
-    z: float,
-    mult: float,
-    n_check: int,
-    rng: np.random.Generator,
-    backend: str | None,
-) -> dict[str, Any]:
-    """Simulate ``n_sims`` evaluations of ``n`` prompts x ``g`` draws; compare the
-    realised error with the target."""
-    n_sims = int(min(n_check, max(10, 4e7 // max(n * W.L, 1))))
-    est = np.empty(n_sims)
-    se = np.empty(n_sims)
-    for i in range(n_sims):
-        p, rows, topic = W.draw(n, rng)
-        S = rng.binomial(g, p)
-        est[i], se[i] = _values(target, S, g, method, rows, choice, W, topic, backend)
-    rmse = float(np.sqrt(np.mean((est - truth) ** 2)))
-    # the target half-width: precision itself, or z * the SE the plan promised
-    target_half = goal if is_precision else z * goal / mult
+MIN_SIMS = 40  # simulations before a check may stop
+BATCH = 20  # simulations added at a time
+MAX_CHECKS = 3
+DECIDE_SE = 2.5  # Monte Carlo SEs for a verdict (repeated looks, heavy tails)
+
+
+class _Simulator:
+    """Simulated evaluations of ``n`` prompts x ``g`` draws from the world, the
+    target estimated on each (refits included), errors against the world's truth."""
+
+    def __init__(
+        self,
+        target: str,
+        W: _World,
+        g: int,
+        method: str,
+        choice: np.ndarray | None,
+        truth: float,
+        goal: float,
+        is_precision: bool,
+        z: float,
+        mult: float,
+        rng: np.random.Generator,
+        backend: str | None,
+    ) -> None:
+        self.target, self.W, self.g, self.method = target, W, g, method
+        self.choice, self.truth, self.goal = choice, truth, goal
+        self.is_precision, self.z, self.mult = is_precision, z, mult
+        self.rng, self.backend = rng, backend
+        # the target half-width: precision itself, or z * the SE the plan promised
+        self.target_half = goal if is_precision else z * goal / mult
+        # how the estimator's bias changes with N (see _next_n): a refitted
+        # model's finite-sample bias falls as 1 / N, a bias correction's bias
+        # is set by G
+        self.bias_law = (
+            "refit" if method == "pgm" and target != "router_vs_best" else "constant"
+        )
+
+    def run(self, n: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(errors, reported SEs)`` of ``count`` evaluations of ``n`` prompts."""
+        est = np.empty(count)
+        se = np.empty(count)
+        for i in range(count):
+            p, rows, topic = self.W.draw(n, self.rng)
+            S = self.rng.binomial(self.g, p)
+            est[i], se[i] = _values(
+                self.target,
+                S,
+                self.g,
+                self.method,
+                rows,
+                self.choice,
+                self.W,
+                topic,
+                self.backend,
+            )
+        return est - self.truth, se
+
+
+def _summary(sim: _Simulator, n: int, err: np.ndarray, se: np.ndarray) -> dict:
+    """The check at ``n`` prompts from its simulated errors.
+
+    ``ratio = z RMSE / target``; its Monte Carlo SE by the delta method on the mean
+    squared error, ``ratio sd(e^2) / (2 sqrt(n_sims) mean(e^2))`` (about
+    ``ratio / sqrt(2 n_sims)`` for normal errors, more for heavy tails). Verdict:
+    ``"met"`` when ``|ratio - 1| + k SE <= tolerance``, ``"missed"`` when
+    ``|ratio - 1| - k SE > tolerance``, else ``"undecided"``; ``k = 2.5``, not 2,
+    because a check looks at its verdict after every batch of simulations."""
+    z, n_sims = sim.z, err.size
+    e2 = err**2
+    mse = float(e2.mean())
+    rmse = math.sqrt(mse)
+    ratio = z * rmse / sim.target_half
+    mse_se = float(e2.std(ddof=1)) / math.sqrt(n_sims) if n_sims > 1 else math.inf
+    ratio_se = ratio * mse_se / (2.0 * mse) if mse > 0 else math.inf
+    dev = abs(ratio - 1.0)
+    verdict = (
+        "met"
+        if dev + DECIDE_SE * ratio_se <= TOLERANCE
+        else "missed"
+        if dev - DECIDE_SE * ratio_se > TOLERANCE
+        else "undecided"
+    )
     out: dict[str, Any] = {
-        "n_sims": n_sims,
-        "n_prompts": n,
-        "draws": g,
-        "truth": truth,
-        "half_width_target": target_half,
+        "n_sims": int(n_sims),
+        "n_prompts": int(n),
+        "draws": sim.g,
+        "truth": sim.truth,
+        "half_width_target": sim.target_half,
         "half_width_realised": z * rmse,
         "half_width_reported": float(z * se.mean()),
-        "bias": float(est.mean() - truth),
-        "coverage": float(np.mean(np.abs(est - truth) <= z * se)),
+        "bias": float(err.mean()),
+        "variance": float(err.var(ddof=1)) if n_sims > 1 else 0.0,
+        "coverage": float(np.mean(np.abs(err) <= z * se)),
+        "ratio": ratio,
+        "ratio_se": ratio_se,
+        "within_tolerance": bool(dev <= TOLERANCE),
+        "verdict": verdict,
     }
-    out["ratio"] = out["half_width_realised"] / target_half
-    out["ratio_se"] = out["ratio"] / math.sqrt(2.0 * n_sims)
-    out["within_tolerance"] = bool(abs(out["ratio"] - 1.0) <= TOLERANCE)
-    if not is_precision:
+    if not sim.is_precision:
         # a world whose effect is exactly ``goal`` with the same noise
-        shifted = est - truth + goal
+        shifted = err + sim.goal
         out["power_realised"] = float(np.mean(np.abs(shifted / se) > z))
     return out
+
+
+def _check_at(
+    sim: _Simulator, n: int, max_sims: int, last: bool = False
+) -> dict[str, Any]:
+    """Simulate at ``n`` prompts: ``MIN_SIMS``, then batches of ``BATCH`` until
+    the verdict is decided (at ``DECIDE_SE`` Monte Carlo SEs) or ``max_sims``
+    (fewer when the plan is large: at most ``4e7`` simulated cells). The ``last``
+    check allowed goes on after a ``"missed"`` too (nothing moves N after it, and
+    with heavy-tailed errors a few simulations without an outlier can look
+    decided)."""
+    cap = int(min(max_sims, max(10, 4e7 // max(n * sim.W.L, 1))))
+    err, se = sim.run(n, min(cap, MIN_SIMS))
+    out = _summary(sim, n, err, se)
+    while out["verdict"] != "met" and (last or out["verdict"] == "undecided"):
+        if err.size >= cap:
+            break
+        e2, s2 = sim.run(n, min(BATCH, cap - err.size))
+        err, se = np.concatenate([err, e2]), np.concatenate([se, s2])
+        out = _summary(sim, n, err, se)
+    return out
+
+
+def _next_n(history: list[dict[str, Any]], t: float, bias_law: str) -> int:
+    """The next ``N`` to check: the least ``N`` with a predicted mean squared error
+    ``V / N + b(N)^2 <= t^2`` (``t`` the target half-width over ``z``).
+
+    The checks' errors split into a variance and a bias. The variance falls as
+    ``1 / N`` (prompt sampling, draw noise and the refits' parameter noise):
+    ``V = mean_j N_j var_j`` (weighted by simulations). The bias is
+    ``b(N) = b_inf + beta / N``: a refit's finite-sample bias falls as ``1 / N``
+    (which is why pgm's error at small N falls faster than ``1 / sqrt(N)`` and a
+    plain rescaling of N by the ratio squared overshoots), a bias correction's
+    bias is set by ``G`` and does not. With checks spanning a factor 2 in N both
+    are fitted (weighted least squares); otherwise (the two cannot be told apart
+    near one N) ``bias_law`` decides: ``"refit"`` (``b_inf = 0``) or
+    ``"constant"`` (``beta = 0``). The step is kept within a factor ``[1/4, 6]``
+    of the last N."""
+    n = np.array([h["n_prompts"] for h in history], dtype=np.float64)
+    w = np.array([h["n_sims"] for h in history], dtype=np.float64)
+    var = np.array([h["variance"] for h in history])
+    bias = np.array([h["bias"] for h in history])
+    V = float(np.sum(w * n * var) / w.sum())
+    if bias_law == "refit":
+        b_inf, beta = 0.0, float(np.sum(w * bias * n) / w.sum())
+    else:
+        b_inf, beta = float(np.sum(w * bias) / w.sum()), 0.0
+    if n.max() >= 2.0 * n.min():
+        # weights: simulations over the variance of a check's mean error
+        wt = np.sqrt(w * n / max(V, 1e-300))
+        X = np.column_stack([np.ones_like(n), 1.0 / n]) * wt[:, None]
+        b_inf, beta = np.linalg.lstsq(X, bias * wt, rcond=None)[0]
+
+    def mse(N: np.ndarray) -> np.ndarray:
+        return V / N + (b_inf + beta / N) ** 2
+
+    grid = np.geomspace(max(2.0, n[-1] / 4), 6.0 * n[-1], 2000)
+    ok = np.flatnonzero(mse(grid) <= t * t)
+    if ok.size == 0:  # not reached within the step: the largest N allowed
+        return math.ceil(grid[-1])
+    i = int(ok[0])
+    if i == 0:
+        return math.ceil(grid[0])
+    lo, hi = grid[i - 1], grid[i]
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if mse(np.array([mid]))[0] <= t * t else (mid, hi)
+    return max(2, math.ceil(hi))
+
+
+def _calibrate(
+    sim: _Simulator, n0: int, max_sims: int
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Check the plan at ``n0``; until a check's verdict is ``"met"``, move ``N``
+    to the error model's prediction (:func:`_next_n`, all checks so far) and
+    check again (at most ``MAX_CHECKS`` checks) -- unless the move would change
+    the ratio by less than the last check's Monte Carlo SE (about half the
+    relative change of N): then the check cannot see the difference. Returns the
+    last check (the plan's ``N``) and all."""
+    history = [_check_at(sim, n0, max_sims, MAX_CHECKS == 1)]
+    while history[-1]["verdict"] != "met" and len(history) < MAX_CHECKS:
+        r = history[-1]["ratio"]
+        if not (np.isfinite(r) and r > 0):
+            break
+        n = _next_n(history, sim.target_half / sim.z, sim.bias_law)
+        last = history[-1]
+        step = 0.5 * abs(math.log(n / last["n_prompts"]))
+        if step <= last["ratio_se"] / r or n in {h["n_prompts"] for h in history}:
+            break
+        history.append(_check_at(sim, n, max_sims, len(history) + 1 == MAX_CHECKS))
+    return history[-1], history

@@ -104,6 +104,8 @@ class RouterResult:
         worse).
     choice, k : the parsed decisions (model index, draws) per prompt.
     quality : ``q_n``, the chosen cell's estimate per prompt.
+    fit_prompts : prompts the fitted oracle and the gap's cross-fit end were
+        computed on (all of them unless above ``subsample_prompts``).
     """
 
     name: str
@@ -134,6 +136,7 @@ class RouterResult:
     k: np.ndarray = field(repr=False)
     quality: np.ndarray = field(repr=False)
     notes: list[str] = field(default_factory=list)
+    fit_prompts: int | None = None
 
     def __float__(self) -> float:
         return self.value
@@ -175,6 +178,7 @@ class RouterResult:
         out["regret"] = self.regret.reset_index().to_dict(orient="records")
         out["n_resamples"] = self.n_resamples
         out["seed"] = self.seed
+        out["fit_prompts"] = self.fit_prompts
         out["notes"] = list(self.notes)
         return plain(out)
 
@@ -274,25 +278,82 @@ def plot_routers(routers: Any, ax: Any = None) -> Any:
 
 
 # --------------------------------------------------------------------------- values
+_ROWS = 1 << 15  # prompts per chunk of the per-prompt pass: no (N, L) float arrays
+# Above this many prompts the pgm oracle and the gap's cross-fit rows are computed
+# on an evenly spaced subsample of this size (see evaluate_router's notes).
+SUBSAMPLE_PROMPTS = 20_000
+
+
+@dataclass
+class _Scan:
+    """One chunked pass over the cells: what every router shares."""
+
+    acc_sum: np.ndarray  # (L,) sum_n p_hat[n, l] over the prompts l ran
+    n_run: np.ndarray  # (L,) prompts each model ran
+    top: np.ndarray  # (N,) argmax_l p_hat[n, l] (first of ties)
+    best: np.ndarray  # (N,) max_l p_hat[n, l]
+    union: np.ndarray | None  # (N,) 1 - prod_l (1 - p_hat[n, l])
+
+
+def _scan(results: EvalResults, union: bool) -> _Scan:
+    st = results.stats
+    S_all, G_all = st.successes, st.n_draws
+    N, L = S_all.shape
+    acc_sum = np.zeros(L)
+    n_run = np.zeros(L, dtype=np.int64)
+    top = np.empty(N, dtype=np.int64)
+    best = np.empty(N)
+    un = np.empty(N) if union else None
+    for r0 in range(0, N, _ROWS):
+        r1 = min(N, r0 + _ROWS)
+        G = np.asarray(G_all[r0:r1])
+        obs = G > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p = np.asarray(S_all[r0:r1], dtype=np.float64) / G
+        p0 = np.where(obs, p, 0.0)
+        acc_sum += p0.sum(axis=0)
+        n_run += obs.sum(axis=0)
+        pm = np.where(obs, p0, -np.inf)
+        t = pm.argmax(axis=1)
+        top[r0:r1] = t
+        best[r0:r1] = pm[np.arange(r1 - r0), t]
+        if un is not None:
+            un[r0:r1] = 1.0 - np.where(obs, 1.0 - p0, 1.0).prod(axis=1)
+    return _Scan(acc_sum, n_run, top, best, un)
+
+
+def _chosen(total: np.ndarray, G: np.ndarray, choice: np.ndarray) -> np.ndarray:
+    """``total[n, c_n] / G[n, c_n]``: a per-cell mean at the chosen cells only."""
+    rows = np.arange(choice.size)
+    return np.asarray(total[rows, choice], dtype=np.float64) / G[rows, choice]
+
+
+def _p_column(results: EvalResults, m: int) -> np.ndarray:
+    """``p_hat[:, m]`` with 0 where model ``m`` was not run."""
+    st = results.stats
+    G = np.asarray(st.n_draws[:, m])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = np.asarray(st.successes[:, m], dtype=np.float64) / G
+    return np.where(G > 0, p, 0.0)
+
+
 def _chosen_quality(
-    results: EvalResults, choice: np.ndarray, k: np.ndarray
+    results: EvalResults, choice: np.ndarray, k: np.ndarray, scan: _Scan | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(q_n, best_n)``: the chosen cell's estimate and the best model's estimate
-    at the same ``k`` on each prompt (p_hat for ``k = 1``, pass@k otherwise)."""
+    at the same ``k`` on each prompt (p_hat for ``k = 1``, pass@k otherwise;
+    ``best_n`` NaN at ``k = 1`` without a ``scan``)."""
     from .expected_max import pass_at_k
 
-    N = results.n_prompts
-    rows = np.arange(N)
-    obs = results.observed
-    p = np.where(obs, results.p_hat, -np.inf)
-    q = p[rows, choice].astype(np.float64)
-    best = p.max(axis=1)
+    st = results.stats
+    q = _chosen(st.successes, st.n_draws, choice)
+    best = scan.best.copy() if scan is not None else np.full(choice.size, np.nan)
     many = np.flatnonzero(k > 1)
     if many.size:
-        S = np.rint(results.successes[many]).astype(np.int64)
-        G = results.n_draws[many].astype(np.int64)
+        S = np.rint(np.asarray(st.successes[many])).astype(np.int64)
+        G = np.asarray(st.n_draws[many]).astype(np.int64)
         kk = k[many][:, None]
-        ok = obs[many] & (kk <= G)
+        ok = (G > 0) & (kk <= G)
         pk = np.full(S.shape, -np.inf)
         pk[ok] = pass_at_k(G[ok], S[ok], np.broadcast_to(kk, S.shape)[ok])
         q[many] = pk[np.arange(many.size), choice[many]]
@@ -300,34 +361,60 @@ def _chosen_quality(
     return q, best
 
 
-def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray | None:
+@dataclass
+class _Cost:
+    """Per-generation cost: ``chosen(choice)`` is ``cost[n, c_n]`` per prompt;
+    ``frontier`` the frontier's ``cost=`` argument; ``tie(cand)`` the mean cost of
+    candidate models (the best single model's tie-break)."""
+
+    kind: str  # "results", "unit" or "given"
+    array: np.ndarray | None = None
+
+    def chosen(self, results: EvalResults, choice: np.ndarray) -> np.ndarray:
+        if self.kind == "results":
+            st = results.stats
+            return _chosen(st.cost_sum, st.n_draws, choice)
+        if self.kind == "unit":
+            return np.ones(choice.size)
+        a = self.array
+        if a.ndim == 1:
+            return a[choice].astype(np.float64)
+        return a[np.arange(choice.size), choice].astype(np.float64)
+
+    @property
+    def frontier(self) -> Any:
+        return {"results": None, "unit": "unit"}.get(self.kind, self.array)
+
+
+def _cell_cost(results: EvalResults, cost: Any) -> _Cost | None:
     N, L = results.n_prompts, results.n_models
     if cost is None:
-        return results.mean_cost
+        return _Cost("results") if results.has_cost else None
     if isinstance(cost, str):
         if cost != "unit":
             raise ValueError(f"cost must be None, 'unit' or an array, not {cost!r}")
-        return np.ones((N, L))
+        return _Cost("unit")
     c = np.asarray(cost, dtype=np.float64)
-    if c.shape == (L,):
-        c = np.broadcast_to(c, (N, L))
-    if c.shape != (N, L):
+    if c.shape not in ((L,), (N, L)):
         raise ValueError(
             f"cost must be shaped ({L},) or ({N}, {L}) (per generation), got {c.shape}"
         )
-    if not np.isfinite(c[results.observed]).all() or (c[results.observed] < 0).any():
+    ran = results.n_draws > 0
+    run = c[ran.any(axis=0)] if c.ndim == 1 else c[ran]
+    if not np.isfinite(run).all() or (run < 0).any():
         raise ValueError("cost must be finite and >= 0 on every run cell")
-    return c
+    return _Cost("given", c)
 
 
 def _regret_table(
-    results: EvalResults, choice: np.ndarray, q: np.ndarray, best: np.ndarray
+    results: EvalResults,
+    choice: np.ndarray,
+    q: np.ndarray,
+    best: np.ndarray,
+    top: np.ndarray,
 ) -> pd.DataFrame:
     regret = best - q
     worse = regret > 1e-12
-    obs = results.observed
-    p = np.where(obs, results.p_hat, -np.inf)
-    top = p.argmax(axis=1)
     L = results.n_models
     picks = np.bincount(choice, minlength=L)
     n_worse = np.bincount(choice, weights=worse, minlength=L)
@@ -353,54 +440,92 @@ def _regret_table(
     return table.sort_values("picks", ascending=False, kind="stable")
 
 
+def _subsample(n: int, size: int | None) -> np.ndarray | None:
+    """Evenly spaced prompt indices (``size`` of them) when ``n > size``, else None
+    (all prompts)."""
+    if size is None or n <= size:
+        return None
+    return np.unique(np.linspace(0, n - 1, size).round().astype(np.int64))
+
+
+@dataclass
+class _Oracle:
+    """The debiased oracle's per-prompt values (``None``: held fixed), on the
+    prompts ``rows`` (``None``: all), its ``finalize``, value and method."""
+
+    values: np.ndarray | None
+    finalize: Any
+    value: float
+    method: str | None
+    rows: np.ndarray | None = None
+
+
 def _oracle_parts(
-    results: EvalResults, oracle: Any, options: Mapping[str, Any], backend: str | None
-) -> tuple[np.ndarray | None, Any, float, str | None]:
-    """(per-prompt values, finalize, value, method) of the debiased oracle."""
+    results: EvalResults,
+    oracle: Any,
+    options: Mapping[str, Any],
+    backend: str | None,
+    sub: np.ndarray | None,
+) -> _Oracle:
+    """The debiased oracle: a method name is fitted on the subsample ``sub`` (all
+    prompts when None); a Decomposition (per-prompt values of all prompts) is used
+    as given; a number or DebiasResult is held fixed."""
+    from .debias.result import Decomposition
+
     if oracle is None:
-        return None, None, float("nan"), None
+        return _Oracle(None, None, float("nan"), None)
     if isinstance(oracle, str):
         from .debias import decomposition
 
-        dec = decomposition(results, oracle, backend=backend, **dict(options))
-        return (
-            np.asarray(dec.values, dtype=np.float64),
-            dec.finalize,
-            dec.estimate(),
-            oracle,
-        )
+        on = results if sub is None else results.select(sub)
+        dec = decomposition(on, oracle, backend=backend, **dict(options))
+        vals = np.asarray(dec.values, dtype=np.float64).reshape(on.n_prompts, -1)
+        return _Oracle(vals, dec.finalize, dec.estimate(), oracle, sub)
+    if isinstance(oracle, Decomposition):
+        vals = np.asarray(oracle.values, dtype=np.float64)
+        vals = vals.reshape(vals.shape[0], -1)
+        if vals.shape[0] != results.n_prompts:
+            raise ValueError(
+                f"oracle: a Decomposition needs one row per prompt "
+                f"({results.n_prompts}), got {vals.shape[0]}"
+            )
+        method = oracle.diagnostics.get("method", "given decomposition")
+        return _Oracle(vals, oracle.finalize, oracle.estimate(), str(method))
     value = getattr(oracle, "value", oracle)
     try:
         value = float(value)
     except (TypeError, ValueError):
         raise ValueError(
-            "oracle must be a debiasing method name, a number, a DebiasResult or "
-            f"None, not {type(oracle).__name__}"
+            "oracle must be a debiasing method name, a Decomposition, a number, a "
+            f"DebiasResult or None, not {type(oracle).__name__}"
         ) from None
-    return None, None, value, getattr(oracle, "method", "given")
+    return _Oracle(None, None, value, getattr(oracle, "method", "given"))
 
 
 def _gap_rows(
-    results: EvalResults, p_hat: np.ndarray, backend: str | None
-) -> dict[str, np.ndarray] | None:
-    """Per-prompt union, plug-in and cross-fit values (binary, >= 2 draws)."""
-    if not results.is_binary or results.min_draws < 2:
+    results: EvalResults, scan: _Scan, sub: np.ndarray | None, backend: str | None
+) -> dict[str, Any] | None:
+    """Per-prompt union values (all prompts) and ``d_n = union_n - crossfit_n`` on
+    the subsample ``sub`` (all prompts when None); binary, >= 2 draws."""
+    if scan.union is None:
         return None
-    from .debias._input import counts
     from .debias.crossfit import crossfit_rows
 
-    S, G = counts(results, "the router's gap decomposition")
-    obs = G > 0
-    p = np.where(obs, p_hat, 0.0)
+    st = results.stats
+    sel = slice(None) if sub is None else sub
+    S = np.ascontiguousarray(np.rint(np.asarray(st.successes[sel])).astype(np.int64))
+    G = np.ascontiguousarray(np.asarray(st.n_draws[sel]).astype(np.int64))
+    cf = np.asarray(crossfit_rows(S, G, backend), dtype=np.float64)
     return {
-        "union": 1.0 - np.where(obs, 1.0 - p, 1.0).prod(axis=1),
-        "plug": np.where(obs, p, -np.inf).max(axis=1),
-        "cf": np.asarray(crossfit_rows(S, G, backend), dtype=np.float64),
+        "union": scan.union,
+        "plug": float(scan.best.mean()),
+        "d": scan.union[sel] - cf,
+        "rows": sub,
     }
 
 
 def _gap_for_router(
-    rows: dict[str, np.ndarray],
+    rows: dict[str, Any],
     q: np.ndarray,
     means: np.ndarray,
     idx: dict[str, int],
@@ -409,9 +534,14 @@ def _gap_for_router(
     level: float,
     clusters: np.ndarray | None,
 ) -> dict[str, Any]:
+    """The decomposition ``R <= O_repro <= O_exp`` for one router. ``d_n = union_n
+    - crossfit_n`` may be known on a subsample only: ``Delta`` is then its mean
+    there (a difference estimator, ``O_repro = O_exp - Delta``)."""
     from .debias.gap import MIN_DRAWS_FOR_BOUNDS, _cluster_se
 
-    U, P, C = (float(rows[k].mean()) for k in ("union", "plug", "cf"))
+    union, d, sub = rows["union"], rows["d"], rows["rows"]
+    U, P, D = float(union.mean()), rows["plug"], float(d.mean())
+    C = U - D
     R = float(q.mean())
     gap = U - R
     out: dict[str, Any] = {
@@ -419,15 +549,16 @@ def _gap_for_router(
         "o_repro_plugin": P,
         "o_repro_crossfit": C,
         "delta_plugin": U - P,
-        "delta_crossfit": U - C,
+        "delta_crossfit": D,
     }
+    d_rep = means[:, idx["d"]]
+    if "s" in idx:
+        d_rep = d_rep / means[:, idx["s"]]
+    e_rep = means[:, idx["union"]] - means[:, r_col]
     with np.errstate(divide="ignore", invalid="ignore"):
         out["noise_share_plugin"] = (U - P) / gap if gap > 0 else float("nan")
-        out["noise_share_crossfit"] = (U - C) / gap if gap > 0 else float("nan")
-        reps = (means[:, idx["union"]] - means[:, idx["cf"]]) / (
-            means[:, idx["union"]] - means[:, r_col]
-        )
-    reps = np.where(means[:, idx["union"]] - means[:, r_col] > 0, reps, np.nan)
+        out["noise_share_crossfit"] = D / gap if gap > 0 else float("nan")
+        reps = np.where(e_rep > 0, d_rep / e_rep, np.nan)
     out["noise_share_ci"] = list(percentile_ci(reps, level))
     if min_draws < MIN_DRAWS_FOR_BOUNDS or not gap > 0:
         out["noise_share_upper"] = None
@@ -438,12 +569,17 @@ def _gap_for_router(
             else "no bound: the router is not below O_exp"
         )
         return out
-    # share = D / E with D = mean(union - cf), E = mean(union - q): influence
-    # (d_n - share e_n) / E, the router's own noise included.
-    d = rows["union"] - rows["cf"]
-    e = rows["union"] - q
-    share = float(d.mean() / e.mean())
-    se, n_cl = _cluster_se((d - share * e) / e.mean(), clusters)
+    # share = D / E with E = mean(union - q): influence (d_n - D - share (e_n - E))
+    # / E, the router's own noise included; with d on a subsample of n of the N
+    # prompts its part is (N / n) (d_n - D) on those prompts.
+    e = union - q
+    share = D / gap
+    infl = -share * (e - gap)
+    if sub is None:
+        infl += d - D
+    else:
+        infl[sub] += (union.size / sub.size) * (d - D)
+    se, n_cl = _cluster_se(infl / gap, clusters)
     out["noise_share_upper"] = share + float(stats.norm.ppf(level)) * se
     out["bound_method"] = (
         f"one-sided normal bound (delta method on the per-prompt ratio), "
@@ -456,27 +592,38 @@ def _gap_for_router(
 
 
 def _best_and_contenders(
-    results: EvalResults, p0: np.ndarray, obs: np.ndarray, complete: bool
+    results: EvalResults, scan: _Scan
 ) -> tuple[str, float, np.ndarray]:
     """The best single model (:func:`capfront.oracles.best_model`) and
     the models that can be best in a bootstrap replicate: those within 8 paired
     standard errors of it (a replicate moves a difference by 8 SE with probability
     ~1e-15). All models when cells are missing."""
-    n_run = obs.sum(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        acc = np.where(n_run > 0, p0.sum(axis=0) / n_run, -np.inf)
+        acc = np.where(scan.n_run > 0, scan.acc_sum / scan.n_run, -np.inf)
     cost = None
-    if results.has_cost:
+    # the costs only break ties (an (N, L) pass otherwise not needed)
+    tied = np.count_nonzero(np.abs(acc - acc.max()) <= 1e-12) > 1
+    if results.has_cost and tied:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a model run nowhere
             cost = np.nanmean(results.mean_cost, axis=0)
     top = best_model(acc, cost)
-    if not complete:
+    if not results.is_complete:
         return str(results.models[top]), float(acc[top]), np.arange(results.n_models)
-    N = p0.shape[0]
-    d = p0[:, [top]] - p0
-    se = d.std(axis=0, ddof=1) / np.sqrt(N) if N > 1 else np.zeros(p0.shape[1])
-    keep = (acc[top] - acc) <= 8.0 * se + 1e-12
+    st = results.stats
+    N = results.n_prompts
+    diff = acc[top] - acc
+    # var_n(p_top - p_l), in row chunks (a BLAS Gram matrix needs fewer flops but
+    # stalls on a loaded machine)
+    sq = np.zeros(acc.size)
+    for r0 in range(0, N, _ROWS):
+        G = np.asarray(st.n_draws[r0 : r0 + _ROWS])
+        dv = np.asarray(st.successes[r0 : r0 + _ROWS], dtype=np.float64) / G
+        dv = dv[:, [top]] - dv
+        sq += np.einsum("nl,nl->l", dv, dv)
+    var = np.maximum(sq / N - diff**2, 0.0)
+    se = np.sqrt(var / (N - 1)) if N > 1 else np.zeros(acc.size)
+    keep = diff <= 8.0 * se + 1e-12
     keep[top] = True
     return str(results.models[top]), float(acc[top]), np.flatnonzero(keep)
 
@@ -512,6 +659,7 @@ def evaluate_router(
     gap: bool = True,
     name: str | None = None,
     backend: str | None = None,
+    subsample_prompts: int | None = SUBSAMPLE_PROMPTS,
 ) -> RouterResult | RouterTable:
     """Evaluate a router from its per-prompt choices (formulas: module docstring).
 
@@ -528,8 +676,12 @@ def evaluate_router(
     cost : per-generation cost: None (the results' mean cost per cell),
         ``"unit"``, or an ``(L,)`` / ``(N, L)`` array.
     oracle : debiased-oracle method for ``O`` (default ``"pgm"``; its per-prompt
-        values join the paired bootstrap), a number or a DebiasResult (held fixed
-        in the bootstrap), or None (no share of the oracle gain).
+        values join the paired bootstrap), a
+        :class:`capfront.debias.result.Decomposition` of these results (e.g.
+        ``capfront.debias.decomposition(results, "pgm")`` computed once and passed
+        to several calls; its values join the bootstrap), a number or a
+        DebiasResult (held fixed in the bootstrap), or None (no share of the
+        oracle gain).
     oracle_options : options of the method (e.g. ``{"family": ...}``).
     level, n_resamples, seed, stratify : the paired prompt bootstrap (the resamples
         of ``capfront.bootstrap(results, ..., seed=seed, stratify=stratify)``).
@@ -541,6 +693,16 @@ def evaluate_router(
     gap : compute the decomposition ``R <= O_repro <= O_exp`` (binary scores,
         >= 2 draws per cell).
     name : label of a single router.
+    subsample_prompts : above this many prompts (default 20,000), a method-name
+        ``oracle`` and the gap's cross-fit rows are computed on an evenly spaced
+        subsample of this many prompts; None: on all prompts. The subsample's
+        values enter the same paired resamples as ratios (the replicate mean over
+        the drawn subsample prompts), so the intervals carry the subsampling
+        error. Why: at 400,000 prompts the ``pgm`` fit and posterior maxima take
+        ~20 CPU s and the exact cross-fit ~2 s, while ``O`` only enters the
+        share's denominator ``O - B`` and ``Delta`` the noise share, whose
+        subsampling SE at 20,000 prompts (~0.1 points) is far below the bias a
+        cheaper debiasing method would bring (several points at ``G = 5``).
 
     Returns
     -------
@@ -553,50 +715,81 @@ def evaluate_router(
     if not 0 < float(level) < 1:
         raise ValueError(f"level must lie in (0, 1), got {level}")
     level = float(level)
+    if subsample_prompts is not None and (
+        isinstance(subsample_prompts, bool)
+        or not isinstance(subsample_prompts, (int, np.integer))
+        or subsample_prompts < 100
+    ):
+        raise ValueError(
+            "subsample_prompts must be an int >= 100 or None, got "
+            f"{subsample_prompts!r}"
+        )
     parsed = _parse_many(results, choices, k)
     single = not (isinstance(choices, Mapping) and not isinstance(choices, pd.Series))
     if single and name is not None:
         parsed = {str(name): parsed["router"]}
     cell_cost = _cell_cost(results, cost)
-    lat = results.mean_latency
+    st = results.stats
     N = results.n_prompts
-    rows = np.arange(N)
-    obs = results.observed
-    complete = bool(obs.all())
-    cols: list[np.ndarray] = []
-    p_hat = results.p_hat
-    p0 = np.where(obs, p_hat, 0.0)
-    b_name, b_acc, contenders = _best_and_contenders(results, p0, obs, complete)
-    cols += [p0[:, m] for m in contenders]
+    complete = results.is_complete
+    want_gap = bool(gap) and results.is_binary and results.min_draws >= 2
+    scan = _scan(results, union=want_gap)
+    b_name, b_acc, contenders = _best_and_contenders(results, scan)
+    cols: list[np.ndarray] = [_p_column(results, m) for m in contenders]
     n_cont = len(contenders)
     if not complete:
-        cols += [obs[:, m].astype(np.float64) for m in contenders]
-    o_vals, o_fin, o_value, o_method = _oracle_parts(
-        results, oracle, oracle_options or {}, backend
+        cols += [
+            (np.asarray(st.n_draws[:, m]) > 0).astype(np.float64) for m in contenders
+        ]
+    sub = _subsample(N, subsample_prompts)
+    orc = _oracle_parts(
+        results,
+        oracle,
+        oracle_options or {},
+        backend,
+        sub if isinstance(oracle, str) else None,
     )
-    o_slice = None
-    if o_vals is not None:
-        o_slice = slice(len(cols), len(cols) + o_vals.shape[1])
-        cols += [o_vals[:, j] for j in range(o_vals.shape[1])]
-    grows = _gap_rows(results, p_hat, backend) if gap else None
+    grows = _gap_rows(results, scan, sub, backend) if want_gap else None
     gidx: dict[str, int] = {}
+    if sub is not None and (orc.rows is not None or grows is not None):
+        # prompt n is in the subsample: replicate means over it are ratios
+        gidx["s"] = len(cols)
+        ind = np.zeros(N)
+        ind[sub] = 1.0
+        cols.append(ind)
+    o_slice = None
+    if orc.values is not None:
+        o_slice = slice(len(cols), len(cols) + orc.values.shape[1])
+        for j in range(orc.values.shape[1]):
+            if orc.rows is None:
+                cols.append(orc.values[:, j])
+            else:
+                col = np.zeros(N)
+                col[orc.rows] = orc.values[:, j]
+                cols.append(col)
     if grows is not None:
-        for key in ("union", "cf"):
-            gidx[key] = len(cols)
-            cols.append(grows[key])
+        gidx["union"] = len(cols)
+        cols.append(grows["union"])
+        gidx["d"] = len(cols)
+        if sub is None:
+            cols.append(grows["d"])
+        else:
+            col = np.zeros(N)
+            col[sub] = grows["d"]
+            cols.append(col)
     per: dict[str, dict[str, Any]] = {}
     for rname, (choice, kk) in parsed.items():
-        q, best = _chosen_quality(results, choice, kk)
+        q, best = _chosen_quality(results, choice, kk, scan)
         entry: dict[str, Any] = {"choice": choice, "k": kk, "q": q, "best": best}
         entry["q_col"] = len(cols)
         cols.append(q)
         if cell_cost is not None:
-            c = cell_cost[rows, choice] * kk
+            c = cell_cost.chosen(results, choice) * kk
             entry["c"] = c
             entry["c_col"] = len(cols)
             cols.append(c)
-        if lat is not None:
-            entry["lat"] = lat[rows, choice]
+        if results.has_latency:
+            entry["lat"] = _chosen(st.latency_sum, st.n_draws, choice)
             entry["lat_col"] = len(cols)
             cols.append(entry["lat"])
         per[rname] = entry
@@ -615,8 +808,12 @@ def evaluate_router(
         with np.errstate(divide="ignore", invalid="ignore"):
             acc = np.where(share_obs > 0, acc / share_obs, -np.inf)
     B_rep = acc.max(axis=1)
+    o_value = orc.value
     if o_slice is not None:
-        O_rep = np.array([float(o_fin(m)) for m in means[:, o_slice]])
+        m_o = means[:, o_slice]
+        if orc.rows is not None:
+            m_o = m_o / means[:, [gidx["s"]]]
+        O_rep = np.array([float(orc.finalize(m)) for m in m_o])
     else:
         O_rep = np.full(means.shape[0], o_value)
     fr = frontier
@@ -628,7 +825,7 @@ def evaluate_router(
             results,
             posthoc=max_k > 1,
             max_k=max_k if max_k > 1 else None,
-            cost=None if cost is None else cell_cost,
+            cost=cell_cost.frontier,
             backend=backend,
         )
     clusters_arr = None
@@ -638,12 +835,28 @@ def evaluate_router(
         from .paired import cluster_codes
 
         clusters_arr = cluster_codes(results, clusters)
+    n_fit = N if sub is None else int(sub.size)
+    sub_note = None
+    if sub is not None and (orc.rows is not None or grows is not None):
+        what = " and ".join(
+            w
+            for w, on in (
+                (f"the {orc.method} oracle", orc.rows is not None),
+                ("the gap's cross-fit end", grows is not None),
+            )
+            if on
+        )
+        sub_note = (
+            f"{what} computed on an evenly spaced subsample of {n_fit:,} of the "
+            f"{N:,} prompts (their subsampling error is in the intervals); "
+            "subsample_prompts=None uses all prompts"
+        )
     out: dict[str, RouterResult] = {}
     for rname, e in per.items():
         q = e["q"]
         R = float(q.mean())
         R_rep = means[:, e["q_col"]]
-        notes: list[str] = []
+        notes: list[str] = [sub_note] if sub_note else []
         cst = float(e["c"].mean()) if "c" in e else float("nan")
         cst_ci = (
             percentile_ci(means[:, e["c_col"]], level)
@@ -700,19 +913,20 @@ def evaluate_router(
             gain_vs_best=R - b_acc,
             gain_ci=percentile_ci(R_rep - B_rep, level),
             oracle=o_value,
-            oracle_method=o_method,
+            oracle_method=orc.method,
             oracle_gain_share=float(share),
             share_ci=percentile_ci(share_rep, level),
             frontier_quality_at_cost=fq,
             frontier_cost_at_quality=fc,
             gap=gap,
-            regret=_regret_table(results, e["choice"], q, e["best"]),
+            regret=_regret_table(results, e["choice"], q, e["best"], scan.top),
             n_resamples=int(n_resamples),
             seed=int(seed),
             choice=e["choice"],
             k=e["k"],
             quality=q,
             notes=notes,
+            fit_prompts=n_fit,
         )
     if single:
         return next(iter(out.values()))

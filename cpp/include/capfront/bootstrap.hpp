@@ -8,7 +8,7 @@
 // integers: the result is the same for any thread count, any summation order
 // and any backend (C++, Numba, NumPy).
 //
-// Resampling (stream 0 of python/capfront/bootstrap.py's layout): replicate b
+// Resampling (stream 0 of python/capfront/resampling/engine.py's layout): replicate b
 // uses words w = 0..N-1 of Philox stream (seed, b, 0). Prompts are listed by
 // stratum (order, offsets); slot w of stratum s (offsets[s] <= w < offsets[s+1],
 // size n_s) draws order[offsets[s] + floor(u_w * n_s / 2^32)], so each stratum
@@ -382,12 +382,15 @@ CAPFRONT_NO_CONTRACT inline std::int64_t binomial_ratio(std::int64_t n, std::int
 }
 
 // Class tables: stratum s owns classes class_offsets[s] .. class_offsets[s+1]-1
-// (non-empty, in ascending code order), with class_size prompts of value
-// class_value. sums[r] = sum over classes of value * draws of replicate b0 + r.
-inline void bootstrap_class_sums(const std::int64_t* class_offsets, std::size_t n_strata,
-                                 const std::int64_t* class_size,
-                                 const std::int64_t* class_value, std::uint64_t seed,
-                                 std::uint64_t b0, std::size_t nb, std::int64_t* sums) {
+// (non-empty, in a fixed order), with class_size prompts each. Replicate b0 + r draws
+// the multinomial class counts of each stratum as conditional binomials,
+// M_c ~ Bin(draws left, class_size[c] / prompts left), binomial j from words 2j, 2j+1
+// of stream 2; sink(r, c, M_c) receives every count (the last class of a stratum
+// takes the draws left).
+template <class Sink>
+inline void bootstrap_class_draws(const std::int64_t* class_offsets, std::size_t n_strata,
+                                  const std::int64_t* class_size, std::uint64_t seed,
+                                  std::uint64_t b0, std::size_t nb, Sink&& sink) {
     const std::size_t n_classes = static_cast<std::size_t>(class_offsets[n_strata]);
     parallel_blocks(nb, 1, [&](std::size_t r0, std::size_t r1) {
         std::vector<std::uint32_t> words(2 * n_classes + 4);
@@ -395,7 +398,6 @@ inline void bootstrap_class_sums(const std::int64_t* class_offsets, std::size_t 
         for (std::size_t r = r0; r < r1; ++r) {
             philox_stream_words(seed, static_cast<std::uint32_t>(b0 + r), 2, 0,
                                 2 * n_classes, words.data());
-            std::int64_t total = 0;
             std::size_t j = 0;  // binomial index
             for (std::size_t s = 0; s < n_strata; ++s) {
                 const std::int64_t c0 = class_offsets[s], c1 = class_offsets[s + 1];
@@ -406,13 +408,75 @@ inline void bootstrap_class_sums(const std::int64_t* class_offsets, std::size_t 
                     const double u = uniform53(words[2 * j], words[2 * j + 1]);
                     const std::int64_t m = binomial_ratio(left, class_size[c], pop, u, w);
                     ++j;
-                    total += class_value[c] * m;
+                    sink(r, static_cast<std::size_t>(c), m);
                     left -= m;
                     pop -= class_size[c];
                 }
-                total += class_value[c1 - 1] * left;
+                sink(r, static_cast<std::size_t>(c1 - 1), left);
             }
-            sums[r] = total;
+        }
+    });
+}
+
+// sums[r] = sum over classes of class_value * draws of replicate b0 + r.
+inline void bootstrap_class_sums(const std::int64_t* class_offsets, std::size_t n_strata,
+                                 const std::int64_t* class_size,
+                                 const std::int64_t* class_value, std::uint64_t seed,
+                                 std::uint64_t b0, std::size_t nb, std::int64_t* sums) {
+    for (std::size_t r = 0; r < nb; ++r) sums[r] = 0;
+    bootstrap_class_draws(class_offsets, n_strata, class_size, seed, b0, nb,
+                          [&](std::size_t r, std::size_t c, std::int64_t m) {
+                              sums[r] += class_value[c] * m;
+                          });
+}
+
+// counts[r * n_classes + c] = draws of class c in replicate b0 + r.
+inline void bootstrap_class_counts(const std::int64_t* class_offsets, std::size_t n_strata,
+                                   const std::int64_t* class_size, std::uint64_t seed,
+                                   std::uint64_t b0, std::size_t nb, std::int64_t* counts) {
+    const std::size_t n_classes = static_cast<std::size_t>(class_offsets[n_strata]);
+    bootstrap_class_draws(class_offsets, n_strata, class_size, seed, b0, nb,
+                          [&](std::size_t r, std::size_t c, std::int64_t m) {
+                              counts[r * n_classes + c] = m;
+                          });
+}
+
+// Poisson(1) by inversion of u: the smallest k (at most 30) with u < F(k), the
+// CDF summed term by term (p_k = p_{k-1} / k from e^-1).
+inline std::int64_t poisson1(double u) {
+    std::int64_t k = 0;
+    double p = 0.36787944117144233;  // e^-1
+    double cdf = p;
+    while (u >= cdf && k < 30) {
+        ++k;
+        p /= static_cast<double>(k);
+        cdf += p;
+    }
+    return k;
+}
+
+// Poisson bootstrap of keyed rows: replicate b gives row i the weight
+// w = Poisson1(U), U from words 0, 1 of the Philox block with counter
+// (key_i mod 2^32, b, stream 7, key_i >> 32) -- a function of (seed, b, key) only,
+// so the sums do not depend on how rows are split. out[b, k] = sum_i w values[i, k]
+// (k < K), out[b, K] = sum_i w: exact integers.
+CAPFRONT_NO_CONTRACT inline void poisson_sums(const std::int64_t* keys, std::size_t n,
+                                              const std::int64_t* values, std::size_t K,
+                                              std::uint64_t seed, std::size_t nb,
+                                              std::int64_t* out) {
+    parallel_blocks(nb, 1, [&](std::size_t r0, std::size_t r1) {
+        std::uint32_t words[8];
+        for (std::size_t b = r0; b < r1; ++b) {
+            std::int64_t* row = out + b * (K + 1);
+            for (std::size_t k = 0; k <= K; ++k) row[k] = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                philox_stream_words(seed, static_cast<std::uint32_t>(b), 7,
+                                    4 * static_cast<std::uint64_t>(keys[i]), 4, words);
+                const std::int64_t w = poisson1(uniform53(words[0], words[1]));
+                if (w == 0) continue;
+                for (std::size_t k = 0; k < K; ++k) row[k] += w * values[i * K + k];
+                row[K] += w;
+            }
         }
     });
 }

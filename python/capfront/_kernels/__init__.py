@@ -26,6 +26,15 @@ __all__ = ["Kernel", "dispatch", "kernel", "kernels", "register"]
 # family module -> the kernels it registers (imported on first use, so importing
 # capfront does not import every family)
 _FAMILIES = {
+    "bootstrap": (
+        "philox_words",
+        "bootstrap_counts",
+        "bootstrap_sums",
+        "bootstrap_two_level_sums",
+        "bootstrap_class_counts",
+        "bootstrap_class_sums",
+        "poisson_sums",
+    ),
     "crossfit": ("crossfit_rows",),
     "frontier": (
         "hull_segments_dense",

@@ -316,7 +316,7 @@ def debiased_oracle(
         _audit_interval(out, aud, method, ci, ci_target)
     elif ci is not None:
         out.level = float(ci)
-        from ..bootstrap import PerPrompt, bootstrap
+        from ..resampling import PerPrompt, bootstrap
 
         # with options, hand the decomposition over as it is (PerPrompt):
         # capfront.bootstrap would re-run it without them

@@ -179,7 +179,7 @@ def gap_decomposition(
         )
         n_cl = S.shape[0]
     elif bound == "bootstrap":
-        from ..bootstrap import PerPrompt, bootstrap
+        from ..resampling import PerPrompt, bootstrap
 
         two_sided = 2.0 * level - 1.0
         common = {"level": two_sided, "n_resamples": n_resamples, "seed": seed}

@@ -1,0 +1,639 @@
+"""Streaming-bootstrap kernels (``cpp/include/capfront/bootstrap.hpp``,
+``src/register_bootstrap.cpp``): the NumPy reference and its Numba port side by
+side, and the C++ binding, as registry entries of :mod:`capfront._kernels`.
+
+Every kernel reads the counter-based Philox4x32-10 stream of :mod:`capfront._philox`:
+word ``w`` of stream ``s`` for replicate ``b`` is lane ``w % 4`` of the block with
+counter ``(j mod 2^32, b, s, j >> 32)``, ``j = w // 4``, key ``(seed mod 2^32,
+seed >> 32)``. Prompts are in stratum order: stratum ``s`` holds positions
+``offsets[s] <= i < offsets[s + 1]``.
+
+Kernels (same arguments and bit-identical results in the three backends):
+
+- ``philox_words(seed, rep, stream, start, count)``: the words, uint32;
+- ``bootstrap_counts(offsets, seed, b0, nb)``: draw counts ``(nb, n)`` uint8: slot
+  ``w`` of stratum ``s`` (``n_s`` prompts) draws position
+  ``offsets[s] + floor(u_w n_s / 2^32)``, ``u_w`` word ``w`` of stream 0;
+- ``bootstrap_sums(offsets, seed, b0, nb, z8, z64)``: exact integer sums
+  ``sum_n c_bn Z[k, n]`` of int8 rows ``z8`` then int64 rows ``z64``, ``(nb, K)``;
+- ``bootstrap_two_level_sums(offsets, seed, b0, nb, S, T, with_max, with_cells)``:
+  prompts as above, then cell ``l`` of slot ``w`` redraws
+  ``S* = #{k : u >= T[S, k]}`` with ``u`` word ``w L + l`` of stream 1; sums of
+  ``max_l S*`` and/or of each ``S*_l``;
+- ``bootstrap_class_counts(class_offsets, class_size, seed, b0, nb)``: multinomial
+  counts of value classes ``(nb, C)``: within each stratum, classes in table order,
+  ``M_c ~ Bin(draws left, n_c / prompts left)``, binomial ``j`` from words
+  ``2j, 2j+1`` of stream 2 as a 53-bit uniform, inverted on the running sums of the
+  binomial weights built by the ratio recursion from the mode (only ``+ * /`` in a
+  fixed order; tails below ``1e-17`` of the mode's weight dropped);
+- ``bootstrap_class_sums(class_offsets, class_size, class_value, seed, b0, nb)``:
+  ``sum_c value_c M_c`` per replicate;
+- ``poisson_sums(keys, values, seed, nb)``: the keyed Poisson bootstrap of
+  :func:`capfront.dask.bootstrap`: row ``i`` gets ``w_bi ~ Poisson(1)`` (inversion
+  of the 53-bit uniform of words 0, 1 of the block with counter
+  ``(key_i mod 2^32, b, 7, key_i >> 32)``), ``(nb, K + 1)`` exact sums
+  ``sum_i w_bi values[i, k]`` and ``sum_i w_bi``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .. import _philox
+from .._backend import core
+from .._jit import njit, prange
+from . import _FAMILIES, Kernel, register
+
+_M0 = 0xD2511F53
+_M1 = 0xCD9E8D57
+_W0 = 0x9E3779B9
+_W1 = 0xBB67AE85
+_LO = 0xFFFFFFFF
+
+
+@njit(inline="always")
+def philox_block_nb(seed_lo, seed_hi, x0, x1, x2, x3):  # noqa: ANN001
+    """The Philox4x32-10 block of counter ``(x0, x1, x2, x3)`` (each below 2^32,
+    uint64) under the key ``(seed_lo, seed_hi)``: four lanes below 2^32."""
+    mask = np.uint64(_LO)
+    s32 = np.uint64(32)
+    k0 = np.uint64(seed_lo)
+    k1 = np.uint64(seed_hi)
+    for r in range(10):
+        if r > 0:
+            k0 = (k0 + np.uint64(_W0)) & mask
+            k1 = (k1 + np.uint64(_W1)) & mask
+        p0 = np.uint64(_M0) * x0
+        p1 = np.uint64(_M1) * x2
+        y0 = (p1 >> s32) ^ x1 ^ k0
+        y2 = (p0 >> s32) ^ x3 ^ k1
+        x1 = p1 & mask
+        x3 = p0 & mask
+        x0 = y0
+        x2 = y2
+    return x0, x1, x2, x3
+
+
+@njit
+def stream_words_nb(seed_lo, seed_hi, rep, stream, start, count, out):  # noqa: ANN001
+    """Words [start, start + count) of stream (seed, rep, stream) into out (uint32);
+    start is a multiple of 4."""
+    j0 = start // 4
+    n_blocks = (count + 3) // 4
+    mask = np.uint64(_LO)
+    s32 = np.uint64(32)
+    for b in range(n_blocks):
+        j = np.uint64(j0 + b)
+        x0, x1, x2, x3 = philox_block_nb(
+            seed_lo, seed_hi, j & mask, np.uint64(rep), np.uint64(stream), j >> s32
+        )
+        w = 4 * b
+        if w < count:
+            out[w] = np.uint32(x0)
+        if w + 1 < count:
+            out[w + 1] = np.uint32(x1)
+        if w + 2 < count:
+            out[w + 2] = np.uint32(x2)
+        if w + 3 < count:
+            out[w + 3] = np.uint32(x3)
+
+
+@njit
+def _counts_into(offsets, seed_lo, seed_hi, rep, words, counts):  # noqa: ANN001
+    n = offsets[-1]
+    stream_words_nb(seed_lo, seed_hi, rep, 0, 0, n, words)
+    counts[:] = 0
+    for s in range(offsets.shape[0] - 1):
+        lo = offsets[s]
+        size = np.uint64(offsets[s + 1] - lo)
+        for w in range(lo, offsets[s + 1]):
+            pos = (np.uint64(words[w]) * size) >> np.uint64(32)
+            counts[lo + np.int64(pos)] += 1
+
+
+@njit(parallel=True)
+def bootstrap_counts_nb(offsets, seed_lo, seed_hi, b0, nb):  # noqa: ANN001
+    """Draw counts (nb, n) in stratum order, int64."""
+    n = offsets[-1]
+    out = np.empty((nb, n), dtype=np.int64)
+    for r in prange(nb):
+        words = np.empty(n + 4, dtype=np.uint32)
+        _counts_into(offsets, seed_lo, seed_hi, b0 + r, words, out[r])
+    return out
+
+
+@njit(parallel=True)
+def bootstrap_sums_nb(offsets, seed_lo, seed_hi, b0, nb, z8, z64):  # noqa: ANN001
+    """sums[r, k] = sum_n c_rn Z[k, n]: int8 rows z8 then int64 rows z64."""
+    n = offsets[-1]
+    K8 = z8.shape[0]
+    K64 = z64.shape[0]
+    out = np.zeros((nb, K8 + K64), dtype=np.int64)
+    for r in prange(nb):
+        words = np.empty(n + 4, dtype=np.uint32)
+        counts = np.empty(n, dtype=np.int64)
+        _counts_into(offsets, seed_lo, seed_hi, b0 + r, words, counts)
+        for k in range(K8):
+            acc = 0
+            for i in range(n):
+                acc += counts[i] * np.int64(z8[k, i])
+            out[r, k] = acc
+        for k in range(K64):
+            acc = 0
+            for i in range(n):
+                acc += counts[i] * z64[k, i]
+            out[r, K8 + k] = acc
+    return out
+
+
+@njit(parallel=True)
+def bootstrap_two_level_sums_nb(
+    offsets,
+    seed_lo,
+    seed_hi,
+    b0,
+    nb,
+    successes,  # noqa: ANN001
+    thresholds,
+    with_max,
+    with_cells,
+):
+    """Two-level replicates: slot w -> prompt (stream 0), then cell l of the slot
+    gets S* = #{k : u >= T[S, k]} with u word w * L + l of stream 1."""
+    n = offsets[-1]
+    L = successes.shape[1]
+    K = (1 if with_max else 0) + (L if with_cells else 0)
+    first = 1 if with_max else 0
+    out = np.zeros((nb, K), dtype=np.int64)
+    chunk = 1024  # slots per batch of cell words (a multiple of 4)
+    for r in prange(nb):
+        rep = b0 + r
+        words = np.empty(n + 4, dtype=np.uint32)
+        stream_words_nb(seed_lo, seed_hi, rep, 0, 0, n, words)
+        rows = np.empty(n, dtype=np.int64)
+        for s in range(offsets.shape[0] - 1):
+            lo = offsets[s]
+            size = np.uint64(offsets[s + 1] - lo)
+            for w in range(lo, offsets[s + 1]):
+                rows[w] = lo + np.int64((np.uint64(words[w]) * size) >> np.uint64(32))
+        cells = np.empty(chunk * L + 4, dtype=np.uint32)
+        for w0 in range(0, n, chunk):
+            m = min(chunk, n - w0)
+            stream_words_nb(seed_lo, seed_hi, rep, 1, w0 * L, m * L, cells)
+            for i in range(m):
+                row = rows[w0 + i]
+                best = 0
+                for l in range(L):
+                    u = np.uint64(cells[i * L + l])
+                    k = np.searchsorted(thresholds[successes[row, l]], u, side="right")
+                    if k > best:
+                        best = k
+                    if with_cells:
+                        out[r, first + l] += k
+                if with_max:
+                    out[r, 0] += best
+    return out
+
+
+_CUT = 1e-17  # kBinomialCut in bootstrap.hpp
+
+
+@njit
+def uniform53_nb(w0, w1):  # noqa: ANN001
+    return (float(w0 >> 5) * 67108864.0 + float(w1 >> 6)) * (1.0 / 9007199254740992.0)
+
+
+@njit
+def binomial_ratio_nb(n, a, b, u, w):  # noqa: ANN001
+    """Bin(n, a / b) by the ratio recursion of bootstrap.hpp (w: scratch >= n + 1)."""
+    if n == 0 or a == 0:
+        return 0
+    if a == b:
+        return n
+    mode = min((n + 1) * a // b, n)
+    odds = float(a) / float(b - a)
+    # downward weights, written from the mode outwards at the end of the buffer
+    x = 1.0
+    n_down = 0
+    k = mode
+    while k > 0:
+        nxt = x * (float(k) / (float(n - k + 1) * odds))
+        if nxt < _CUT:
+            break
+        x = nxt
+        n_down += 1
+        w[n_down - 1] = x
+        k -= 1
+    # reverse in place so that w[0] is the lowest k
+    for i in range(n_down // 2):
+        tmp = w[i]
+        w[i] = w[n_down - 1 - i]
+        w[n_down - 1 - i] = tmp
+    size = n_down
+    w[size] = 1.0
+    size += 1
+    x = 1.0
+    k = mode
+    while k < n:
+        nxt = x * ((float(n - k) * odds) / float(k + 1))
+        if nxt < _CUT:
+            break
+        x = nxt
+        w[size] = x
+        size += 1
+        k += 1
+    total = 0.0
+    for i in range(size):
+        total += w[i]
+        w[i] = total
+    t = u * total
+    i = 0
+    while i + 1 < size and w[i] <= t:
+        i += 1
+    return mode - n_down + i
+
+
+@njit
+def bootstrap_class_sums_nb(
+    class_offsets,
+    class_size,
+    class_value,
+    seed_lo,  # noqa: ANN001
+    seed_hi,
+    b0,
+    nb,
+):
+    """sums[r] = sum_c class_value[c] * M[r, c] of the class counts M."""
+    counts = bootstrap_class_counts_nb(
+        class_offsets, class_size, seed_lo, seed_hi, b0, nb
+    )
+    out = np.zeros(nb, dtype=np.int64)
+    for r in range(nb):
+        for c in range(counts.shape[1]):
+            out[r] += counts[r, c] * class_value[c]
+    return out
+
+
+@njit(parallel=True)
+def bootstrap_class_counts_nb(class_offsets, class_size, seed_lo, seed_hi, b0, nb):  # noqa: ANN001
+    """Class counts (nb, C) by the conditional binomials of bootstrap.hpp."""
+    n_strata = class_offsets.shape[0] - 1
+    n_classes = class_offsets[n_strata]
+    biggest = 0
+    for s in range(n_strata):
+        pop = 0
+        for c in range(class_offsets[s], class_offsets[s + 1]):
+            pop += class_size[c]
+        biggest = max(biggest, pop)
+    out = np.zeros((nb, n_classes), dtype=np.int64)
+    for r in prange(nb):
+        words = np.empty(2 * n_classes + 4, dtype=np.uint32)
+        stream_words_nb(seed_lo, seed_hi, b0 + r, 2, 0, 2 * n_classes, words)
+        w = np.empty(biggest + 2)
+        j = 0
+        for s in range(n_strata):
+            c0 = class_offsets[s]
+            c1 = class_offsets[s + 1]
+            pop = 0
+            for c in range(c0, c1):
+                pop += class_size[c]
+            left = pop
+            for c in range(c0, c1 - 1):
+                u = uniform53_nb(np.uint64(words[2 * j]), np.uint64(words[2 * j + 1]))
+                m = binomial_ratio_nb(left, class_size[c], pop, u, w)
+                j += 1
+                out[r, c] = m
+                left -= m
+                pop -= class_size[c]
+            out[r, c1 - 1] = left
+    return out
+
+
+_POISSON_STREAM = 7  # Philox stream of the keyed Poisson weights
+
+
+@njit
+def poisson1_nb(u):  # noqa: ANN001
+    """Poisson(1) by inversion of a uniform (poisson1 in bootstrap.hpp)."""
+    k = 0
+    p = 0.36787944117144233  # e^-1
+    cdf = p
+    while u >= cdf and k < 30:
+        k += 1
+        p /= k
+        cdf += p
+    return k
+
+
+@njit(parallel=True)
+def poisson_sums_nb(keys, values, seed_lo, seed_hi, n_resamples):  # noqa: ANN001
+    """out[b, :K] = sum_n w_bn values[n], out[b, K] = sum_n w_bn, with
+    w_bn ~ Poisson(1) from Philox counter (key_n mod 2^32, b, 7, key_n >> 32)."""
+    n, K = values.shape
+    out = np.zeros((n_resamples, K + 1), np.int64)
+    mask = np.uint64(_LO)
+    for b in prange(n_resamples):
+        for i in range(n):
+            key = np.uint64(keys[i])
+            w0, w1, _, _ = philox_block_nb(
+                seed_lo,
+                seed_hi,
+                key & mask,
+                np.uint64(b),
+                np.uint64(_POISSON_STREAM),
+                key >> np.uint64(32),
+            )
+            w = poisson1_nb(uniform53_nb(w0, w1))
+            if w:
+                for j in range(K):
+                    out[b, j] += w * values[i, j]
+                out[b, K] += w
+    return out
+
+
+# ------------------------------------------------------------------ NumPy reference
+_BINOMIAL_CUT = 1e-17  # kBinomialCut in bootstrap.hpp
+
+
+def philox_words_np(seed, rep, stream, start, count):  # noqa: ANN001, ANN201
+    return _philox.stream_words(seed, rep, stream, start, count)
+
+
+def slot_rows(offsets: np.ndarray, words: np.ndarray) -> np.ndarray:
+    """Stratum-order position drawn by each slot (stream 0 words)."""
+    sizes = np.diff(offsets)
+    stratum = np.repeat(np.arange(sizes.size), sizes)
+    size = sizes[stratum].astype(np.uint64)
+    pos = (words.astype(np.uint64) * size) >> np.uint64(32)
+    return offsets[:-1][stratum] + pos.astype(np.int64)
+
+
+def _counts_np(offsets: np.ndarray, seed: int, b0: int, nb: int) -> np.ndarray:
+    n = int(offsets[-1])
+    out = np.empty((nb, n), dtype=np.int64)
+    for r in range(nb):
+        rows = slot_rows(offsets, _philox.stream_words(seed, b0 + r, 0, 0, n))
+        out[r] = np.bincount(rows, minlength=n)
+    return out
+
+
+def _as_uint8(counts: np.ndarray) -> np.ndarray:
+    if counts.size and counts.max() > 255:  # probability < 1/256! per prompt
+        raise OverflowError("bootstrap: a prompt was drawn over 255 times")
+    return counts.astype(np.uint8)
+
+
+def bootstrap_counts_np(offsets, seed, b0, nb):  # noqa: ANN001, ANN201
+    return _as_uint8(_counts_np(offsets, seed, b0, nb))
+
+
+def bootstrap_sums_np(offsets, seed, b0, nb, z8, z64):  # noqa: ANN001, ANN201
+    """counts @ Z in float64 -- exact, every partial sum is an integer below 2^53 --
+    tile by tile."""
+    n = int(offsets[-1])
+    K8, K64 = z8.shape[0], z64.shape[0]
+    out = np.zeros((nb, K8 + K64), dtype=np.int64)
+    counts = _counts_np(offsets, seed, b0, nb)
+    tile = 1 << 16
+    for t0 in range(0, n, tile):
+        c = counts[:, t0 : t0 + tile].astype(np.float64)
+        if K8:
+            out[:, :K8] += (c @ z8[:, t0 : t0 + tile].T.astype(np.float64)).astype(
+                np.int64
+            )
+        if K64:
+            out[:, K8:] += (c @ z64[:, t0 : t0 + tile].T.astype(np.float64)).astype(
+                np.int64
+            )
+    return out
+
+
+def two_level_draw(
+    offsets: np.ndarray,
+    seed: int,
+    rep: int,
+    S_ord: np.ndarray,
+    G_ord: np.ndarray,
+    tables: dict[int, np.ndarray],
+    words,  # noqa: ANN001
+) -> tuple[np.ndarray, np.ndarray]:
+    """(stratum-order rows drawn per slot, S* (n, L)) for one replicate; ``words``
+    is a ``philox_words`` implementation."""
+    n, L = S_ord.shape
+    rows = slot_rows(offsets, words(seed, rep, 0, 0, n))
+    u = words(seed, rep, 1, 0, n * L).reshape(n, L).astype(np.uint64)
+    star = np.zeros((n, L), dtype=np.int64)
+    step = 4096  # slots per chunk: the threshold gather is (slots, L, G)
+    for w0 in range(0, n, step):
+        S = S_ord[rows[w0 : w0 + step]]
+        G = G_ord[rows[w0 : w0 + step]]
+        uc = u[w0 : w0 + step]
+        part = star[w0 : w0 + step]
+        for g, T in tables.items():
+            sel = G == g
+            if sel.any():
+                part[sel] = (uc[sel][:, None] >= T[S[sel]]).sum(axis=1)
+    return rows, star
+
+
+def bootstrap_two_level_sums_np(  # noqa: ANN201
+    offsets,
+    seed,
+    b0,
+    nb,
+    S_ord,
+    T,
+    with_max,
+    with_cells,  # noqa: ANN001
+):
+    g = T.shape[1]
+    G_ord = np.full(S_ord.shape, g, dtype=np.int64)
+    out = []
+    for r in range(nb):
+        _, star = two_level_draw(
+            offsets,
+            seed,
+            b0 + r,
+            S_ord.astype(np.int64),
+            G_ord,
+            {g: T},
+            philox_words_np,
+        )
+        parts = []
+        if with_max:
+            parts.append([star.max(axis=1).sum()])
+        if with_cells:
+            parts.append(star.sum(axis=0))
+        out.append(np.concatenate(parts))
+    return np.asarray(out, dtype=np.int64).reshape(nb, -1)
+
+
+def uniform53(w0: int, w1: int) -> float:
+    """``((w0 >> 5) 2^26 + (w1 >> 6)) / 2^53``, a uniform in [0, 1)."""
+    return (float(w0 >> 5) * 67108864.0 + float(w1 >> 6)) * (1.0 / 9007199254740992.0)
+
+
+def binomial_ratio_np(n: int, a: int, b: int, u: float) -> int:
+    """Bin(n, a / b): weights relative to the mode by the ratio recursion (running
+    products), inversion of their running sums; the same operations, in the same
+    order, as ``binomial_ratio`` in bootstrap.hpp."""
+    if n == 0 or a == 0:
+        return 0
+    if a == b:
+        return n
+    mode = min((n + 1) * a // b, n)
+    odds = a / (b - a)
+    span = int(50.0 * math.sqrt(n * (a / b) * (1.0 - a / b))) + 100
+    k = np.arange(mode, max(0, mode - span), -1, dtype=np.int64)
+    down = np.cumprod(k.astype(np.float64) / ((n - k + 1).astype(np.float64) * odds))
+    cut = np.flatnonzero(down < _BINOMIAL_CUT)
+    down = down[: cut[0] if cut.size else down.size]
+    k = np.arange(mode, min(n, mode + span), dtype=np.int64)
+    up = np.cumprod(((n - k).astype(np.float64) * odds) / (k + 1).astype(np.float64))
+    cut = np.flatnonzero(up < _BINOMIAL_CUT)
+    up = up[: cut[0] if cut.size else up.size]
+    W = np.cumsum(np.concatenate([down[::-1], [1.0], up]))
+    i = min(int(np.searchsorted(W, u * W[-1], side="right")), W.size - 1)
+    return mode - down.size + i
+
+
+def bootstrap_class_counts_np(class_offsets, class_size, seed, b0, nb):  # noqa: ANN001, ANN201
+    n_classes = int(class_offsets[-1])
+    out = np.zeros((nb, n_classes), dtype=np.int64)
+    for r in range(nb):
+        words = _philox.stream_words(seed, b0 + r, 2, 0, 2 * n_classes)
+        j = 0
+        for s in range(class_offsets.size - 1):
+            c0, c1 = int(class_offsets[s]), int(class_offsets[s + 1])
+            pop = int(class_size[c0:c1].sum())
+            left = pop
+            for c in range(c0, c1 - 1):
+                u = uniform53(int(words[2 * j]), int(words[2 * j + 1]))
+                m = binomial_ratio_np(left, int(class_size[c]), pop, u)
+                j += 1
+                out[r, c] = m
+                left -= m
+                pop -= int(class_size[c])
+            out[r, c1 - 1] = left
+    return out
+
+
+def bootstrap_class_sums_np(  # noqa: ANN201
+    class_offsets,
+    class_size,
+    class_value,
+    seed,
+    b0,
+    nb,  # noqa: ANN001
+):
+    counts = bootstrap_class_counts_np(class_offsets, class_size, seed, b0, nb)
+    return counts @ np.asarray(class_value, dtype=np.int64)
+
+
+# the plain-Python body of the Numba function: the same operations, in order
+_poisson1 = getattr(poisson1_nb, "py_func", poisson1_nb)
+
+
+def poisson_sums_np(keys, values, seed, n_resamples):  # noqa: ANN001, ANN201
+    """Reference of the keyed Poisson bootstrap sums (one Philox block per row)."""
+    keys = np.asarray(keys, dtype=np.int64)
+    values = np.asarray(values, dtype=np.int64)
+    n, K = values.shape
+    pkey = _philox.philox_key(seed)
+    out = np.zeros((n_resamples, K + 1), dtype=np.int64)
+    for b in range(n_resamples):
+        ctr = np.empty((n, 4), dtype=np.uint64)
+        ctr[:, 0] = keys.astype(np.uint64) & np.uint64(0xFFFFFFFF)
+        ctr[:, 1] = b
+        ctr[:, 2] = _POISSON_STREAM
+        ctr[:, 3] = keys.astype(np.uint64) >> np.uint64(32)
+        words = _philox.philox4x32_10(ctr, pkey)
+        w = np.array(
+            [_poisson1(uniform53(int(a), int(c))) for a, c in words[:, :2]],
+            dtype=np.int64,
+        )
+        out[b, :K] = w @ values
+        out[b, K] = w.sum()
+    return out
+
+
+# ------------------------------------------------------------------ Numba and C++
+def _keyed(port: Callable[..., Any], seed_at: int) -> Callable[..., Any]:
+    """The Numba port with the kernels' signature: argument ``seed_at`` (the seed)
+    passed as its two key words ``(seed mod 2^32, seed >> 32)``."""
+
+    def run(*args: Any) -> Any:
+        lo, hi = _philox.philox_key(args[seed_at])
+        return port(*args[:seed_at], lo, hi, *args[seed_at + 1 :])
+
+    run.__name__ = port.__name__
+    return run
+
+
+def philox_words_numba(seed, rep, stream, start, count):  # noqa: ANN001, ANN201
+    lo, hi = _philox.philox_key(seed)
+    out = np.empty(count + 4, dtype=np.uint32)
+    stream_words_nb(lo, hi, rep, stream, start, count, out)
+    return out[:count]
+
+
+def bootstrap_counts_numba(offsets, seed, b0, nb):  # noqa: ANN001, ANN201
+    lo, hi = _philox.philox_key(seed)
+    return _as_uint8(bootstrap_counts_nb(offsets, lo, hi, b0, nb))
+
+
+bootstrap_sums_numba = _keyed(bootstrap_sums_nb, 1)
+bootstrap_two_level_sums_numba = _keyed(bootstrap_two_level_sums_nb, 1)
+bootstrap_class_counts_numba = _keyed(bootstrap_class_counts_nb, 2)
+bootstrap_class_sums_numba = _keyed(bootstrap_class_sums_nb, 3)
+poisson_sums_numba = _keyed(poisson_sums_nb, 2)
+
+
+def _binding(name: str) -> Callable[..., Any]:
+    """The C++ binding ``capfront._core.<name>`` (looked up at call time)."""
+
+    def run(*args: Any) -> Any:
+        return getattr(core(), name)(*args)
+
+    run.__name__ = f"{name}_cpp"
+    return run
+
+
+for _name in _FAMILIES["bootstrap"]:
+    register(
+        Kernel(
+            _name,
+            numpy=globals()[f"{_name}_np"],
+            numba=globals()[f"{_name}_numba"],
+            cpp=_binding(_name),
+            family="bootstrap",
+        )
+    )
+
+
+# ------------------------------------------------------------------ chunk sizes
+def replicate_chunk(n: int, backend: str, kind: str = "prompts") -> int:
+    """Replicates per kernel call for ``n`` prompts: large enough to amortise the
+    call, small enough that a chunk's memory and the wait for Ctrl-C stay small
+    (the compiled backends are parallel over the replicates of a chunk).
+    ``kind="classes"``: the class-count kernel, whose cost does not grow with
+    ``n``."""
+    if kind == "classes":
+        return 16 if backend == "numpy" else 1024
+    if backend == "cpp":
+        return int(max(64, min(4096, (1 << 25) // max(n, 1))) // 64 * 64)
+    if backend == "numba":
+        return int(max(8, min(1024, (1 << 24) // max(n, 1))))
+    return int(max(1, min(64, (1 << 21) // max(n, 1))))
+
+
+def parallel_threads(backend: str) -> int:
+    """Threads a kernel call of this backend uses for the two-level chunking (the
+    C++ kernels split replicates across the thread pool)."""
+    from .._backend import get_num_threads
+
+    return get_num_threads() if backend == "cpp" else 1
