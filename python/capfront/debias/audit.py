@@ -67,14 +67,16 @@ from scipy.special import expit
 from .._backend import get_num_threads
 from .._protocol import NAN, ResultProtocol
 from ..results import EvalResults
-from . import checks as ppc
 from ._input import check_counts, counts, min_draws, topic_codes
+from .checks import CHECKS, MIN_SIMS_TO_FAIL, Z_PASS, check_sizes, z_scores
+from .checks import statistics as check_statistics
 from .extrapolation import (
     curve_rows,
     decay_decomposition,
     fit_sizes,
     jackknife_decomposition,
 )
+from .methods import decompose_counts
 
 AUDIT_METHODS = (
     "naive",
@@ -371,7 +373,6 @@ def audit(
     AuditResult. Quote ``debiased_oracle(results, a.recommended, audit=a)``: its
     ``value`` and ``ci`` are ``a.quoted``'s.
     """
-    from . import decompose_counts
     from .classes import fit_pgm, naive_shortcut, posterior_max
     from .latent import LatentFit, fit_latent
 
@@ -520,7 +521,7 @@ def audit(
     curve_methods = [m for m in methods if m in ("jackknife", "extrapolation")]
     sizes = np.unique(
         np.concatenate(
-            [ppc.check_sizes(g), [g - 1, g]]
+            [check_sizes(g), [g - 1, g]]
             + ([fit_sizes(g)] if "extrapolation" in curve_methods else [])
         )
     ).astype(np.int64)
@@ -528,7 +529,7 @@ def audit(
     est = {w: {m: np.empty(n) for m in methods} for w in names_w}
     ses = {w: {m: np.empty(n) for m in methods} for w in names_w}
     truth = {w: np.empty(n) for w in names_w}
-    sim_stats = {w: np.empty((n, len(ppc.CHECKS))) for w in names_w}
+    sim_stats = {w: np.empty((n, len(CHECKS))) for w in names_w}
 
     def one(job) -> None:
         w, i = job
@@ -546,7 +547,7 @@ def audit(
         truth[w][i] = np.where(obs_w, p, -np.inf).max(axis=1).mean()
         Si, Gi = check_counts(Si, Gw)
         rows_c = curve_rows(Si, Gi, sizes, backend)
-        sim_stats[w][i] = ppc.statistics(Si, Gi, rows_c, sizes)
+        sim_stats[w][i] = check_statistics(Si, Gi, rows_c, sizes)
         for m in methods:
             if m == "pgm":
                 from .classes import pgm_decomposition
@@ -597,17 +598,17 @@ def audit(
         else:
             dec = decompose_counts(S, G, m, backend=backend)
             data_est[m], data_se[m] = dec.estimate(), dec.standard_error()
-    data_stats = ppc.statistics(S, G, curve_rows(S, G, sizes, backend), sizes)
+    data_stats = check_statistics(S, G, curve_rows(S, G, sizes, backend), sizes)
 
     check_rows = []
     weights = {}
     for w in names_w:
-        mean, sd, zz = ppc.z_scores(data_stats, sim_stats[w], shrink, N)
-        ok = np.abs(zz) <= ppc.Z_PASS
-        if n < ppc.MIN_SIMS_TO_FAIL:
+        mean, sd, zz = z_scores(data_stats, sim_stats[w], shrink, N)
+        ok = np.abs(zz) <= Z_PASS
+        if n < MIN_SIMS_TO_FAIL:
             ok[:] = True
         weights[w] = 1.0 if ok.all() else 0.0
-        for c, name in enumerate(ppc.CHECKS):
+        for c, name in enumerate(CHECKS):
             check_rows.append(
                 {
                     "check": name,
