@@ -26,6 +26,7 @@ __all__ = ["Kernel", "dispatch", "kernel", "kernels", "register"]
 # family module -> the kernels it registers (imported on first use, so importing
 # capfront does not import every family)
 _FAMILIES = {
+    "expected_max": ("expected_max_binomial_rows", "subsample_curve_mean"),
     "oracle": ("naive_oracle_rows", "union_oracle_rows"),
     "pareto3d": ("pareto_minima_3d",),
 }
