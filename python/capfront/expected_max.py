@@ -48,7 +48,8 @@ def expected_max_binomial(
     time, one per SIMD lane: with ``q = min(p, 1 - p)`` the unnormalised masses
     ``e_0 = 1``, ``e_i = e_{i-1} (G - i + 1) / i * q / (1 - q)`` stay below
     ``2^G``, and ``F(k)`` is their running sum from the small tail (``e_0..e_k``, or
-    ``e_G..e_{G-k}`` when ``p > 1/2``) over the total. Above ``2**16`` draws, only on the window ``[G p - t, G p + t]`` outside which Bernstein's
+    ``e_G..e_{G-k}`` when ``p > 1/2``) over the total. Above ``2**16`` draws,
+    only on the window ``[G p - t, G p + t]`` outside which Bernstein's
     inequality puts less than ``1e-40`` of the mass (``t = E/3 + sqrt(E^2/9 + 2 E
     G p (1 - p))``, ``E = 92``): ``P(max > x)`` is 1 below the highest window start
     and 0 from the highest window end, so time and memory per cell are
