@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 import capfront as cf
+from conftest import write_long_parquet
 
 Fn = Callable[[], Any]
 
@@ -44,6 +45,12 @@ def _interleave(funcs: dict[str, Fn], repeats: int) -> dict[str, list[float]]:
             f()
             times[name].append(time.perf_counter() - t)
     return times
+
+
+def _on_compiled(call: Callable[[str], Any]) -> dict[str, Fn]:
+    """``{"capfront <backend>": call(backend)}`` for the compiled backends."""
+    compiled = [b for b in cf.available_backends() if b != "numpy"]
+    return {f"capfront {b}": (lambda b=b: call(b)) for b in compiled}
 
 
 def _table(title: str, command: str, times: dict[str, list[float]], extra=None):
@@ -73,38 +80,14 @@ def _table(title: str, command: str, times: dict[str, list[float]], extra=None):
 
 # ---------------------------------------------------------------- expected max
 def claim_expected_max(repeats: int, large: bool) -> None:
-    from scipy import stats
+    from bench_kernels import _expected_max_loop, _expected_max_recursion
 
     N, L, G = (20_000, 33, 20)
     p = np.random.default_rng(0).beta(0.7, 0.5, size=(N, L))
 
-    def scipy_loop():
-        """A loop over k of 1 - prod_l F(k - 1; G, p_l), SciPy's CDF vectorised."""
-        total = np.zeros(N)
-        for k in range(1, G + 1):
-            total += 1.0 - stats.binom.cdf(k - 1, G, p).prod(axis=1)
-        return total / G
-
-    def numpy_recursion():
-        """The binomial masses by their ratio recursion, vectorised over cells."""
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pmf = (1.0 - p) ** G
-            cdf = pmf.copy()
-            r = p / (1.0 - p)
-            total = 1.0 - np.minimum(cdf, 1.0).prod(axis=1)
-            for k in range(1, G):
-                pmf *= r * ((G - k + 1) / k)
-                cdf += pmf
-                total += 1.0 - np.minimum(cdf, 1.0).prod(axis=1)
-        return total / G
-
-    funcs = {
-        f"capfront {b}": (lambda b=b: cf.expected_max_binomial(p, G, backend=b))
-        for b in cf.available_backends()
-        if b != "numpy"
-    }
-    funcs["scipy.stats.binom.cdf loop over k"] = scipy_loop
-    funcs["NumPy mass recursion (p < 1 only)"] = numpy_recursion
+    funcs = _on_compiled(lambda b: cf.expected_max_binomial(p, G, backend=b))
+    funcs["scipy.stats.binom.cdf loop over k"] = lambda: _expected_max_loop(p, G)
+    funcs["NumPy mass recursion (p < 1 only)"] = lambda: _expected_max_recursion(p, G)
     want = next(iter(funcs.values()))()
     for name, f in funcs.items():
         np.testing.assert_allclose(f(), want, rtol=0, atol=1e-12, err_msg=name)
@@ -130,11 +113,7 @@ def claim_naive_oracle(repeats: int, large: bool) -> None:
         j = np.argmin(np.where(p == p.max(1, keepdims=True), price, np.inf), 1)
         return p[np.arange(N), j].mean(), price[j].mean()
 
-    funcs = {
-        f"capfront {b}": (lambda b=b: cf.naive_oracle(res, backend=b))
-        for b in cf.available_backends()
-        if b != "numpy"
-    }
+    funcs = _on_compiled(lambda b: cf.naive_oracle(res, backend=b))
     funcs["NumPy lines"] = numpy_lines
     for name, f in funcs.items():
         out = f()
@@ -245,45 +224,12 @@ _PARQUET_CHILD = textwrap.dedent(
 )
 
 
-def _write_parquet(path: Path, N: int, L: int, G: int, row_group: int) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    rng = np.random.default_rng(0)
-    p = rng.uniform(0.05, 0.95, size=(N, L))
-    per_group = max(1, row_group // (L * G))
-    names = np.array([f"m{i:02d}" for i in range(L)])
-    schema = pa.schema(
-        [
-            ("prompt_id", pa.int32()),
-            ("model", pa.string()),
-            ("generation", pa.int8()),
-            ("score", pa.uint8()),
-        ]
-    )
-    with pq.ParquetWriter(path, schema) as writer:
-        for start in range(0, N, per_group):
-            stop = min(N, start + per_group)
-            n, m, g = np.indices((stop - start, L, G)).reshape(3, -1)
-            score = (rng.random(n.size) < p[start + n, m]).astype(np.uint8)
-            writer.write_table(
-                pa.table(
-                    {
-                        "prompt_id": (start + n).astype(np.int32),
-                        "model": pa.array(names[m]),
-                        "generation": g.astype(np.int8),
-                        "score": score,
-                    }
-                )
-            )
-
-
 def claim_parquet(repeats: int, large: bool) -> None:
     L, G, row_group = 33, 20, 1_999_800
     N = 30_303 if not large else 200_000  # 20.0M rows / 132M rows
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "long.parquet"
-        _write_parquet(path, N, L, G, row_group)
+        write_long_parquet(path, N, L, G, row_group, [f"m{i:02d}" for i in range(L)])
         runs: dict[str, list[dict]] = {"capfront read(chunk_rows=)": [], "polars": []}
         for _ in range(repeats):
             for name, who in (
