@@ -56,9 +56,9 @@ def _on_compiled(call: Callable[[str], Any]) -> dict[str, Fn]:
 def _table(title: str, command: str, times: dict[str, list[float]], extra=None):
     load = os.getloadavg()
     ours = [k for k in times if k.startswith("capfront")]
-    best_alt = min(
-        (k for k in times if k not in ours), key=lambda k: np.median(times[k])
-    )
+    # "floor: ..." rows are memory-speed references, not alternatives
+    alts = [k for k in times if k not in ours and not k.startswith("floor:")]
+    best_alt = min(alts, key=lambda k: np.median(times[k]))
     print(f"### {title}\n")
     print(f"`{command}`; load average at the end {load[0]:.1f} / {load[1]:.1f}\n")
     head = "| code | median | min |"
@@ -138,8 +138,8 @@ def claim_from_arrays(repeats: int, large: bool) -> None:
             scores, keep_scores=False
         ),
         "scores.sum(axis=2, dtype=uint16)": lambda: scores.sum(axis=2, dtype=np.uint16),
-        "plain read (np.add.reduce of the bytes as uint64)": lambda: np.add.reduce(
-            words
+        "floor: one read of the bytes (np.add.reduce as uint64)": (
+            lambda: np.add.reduce(words)
         ),
     }
     np.testing.assert_array_equal(
@@ -161,7 +161,8 @@ def claim_pareto(repeats: int, large: bool) -> None:
 
     M = 1_000_000 if large else 100_000
     pts = np.random.default_rng(2).random((M, 3))
-    want = np.sort(cf.pareto_3d(pts))
+    # all three minimise every column (capfront maximises the first by default)
+    want = np.sort(cf.pareto_3d(pts, maximize=(False, False, False)))
 
     def via_paretoset():
         return np.flatnonzero(paretoset.paretoset(pts, sense=["min"] * 3))
@@ -170,7 +171,7 @@ def claim_pareto(repeats: int, large: bool) -> None:
         return np.flatnonzero(moocore.is_nondominated(pts))
 
     funcs = {
-        "capfront pareto_3d": lambda: cf.pareto_3d(pts),
+        "capfront pareto_3d": lambda: cf.pareto_3d(pts, maximize=(False, False, False)),
         "paretoset": via_paretoset,
         "moocore.is_nondominated": via_moocore,
     }

@@ -69,3 +69,21 @@ def test_oracle_kernels_read_a_shared_cost_row(backend, name):
     want = run(S, np.broadcast_to(np.int32(G), S.shape), np.ascontiguousarray(shared))
     for a, b in zip(got, want, strict=True):
         assert np.asarray(a).tobytes() == np.asarray(b).tobytes()
+
+
+def test_from_arrays_per_model_cost_is_a_broadcast_row():
+    rng = np.random.default_rng(5)
+    x = rng.random((60, 4, 6)) < 0.5
+    price = np.array([1.0, 2.0, 0.5, 4.0])
+    res = cf.EvalResults.from_arrays(x, cost=price)
+    assert res.stats.cost_sum.strides[0] == 0
+    np.testing.assert_array_equal(
+        res.stats.cost_sum, np.broadcast_to(price * 6, (60, 4))
+    )
+    mask = rng.random(x.shape) < 0.8
+    ragged = cf.EvalResults.from_arrays(x, cost=price, mask=mask)
+    np.testing.assert_array_equal(ragged.stats.cost_sum, price * mask.sum(axis=2))
+    full = cf.EvalResults.from_arrays(x, cost=np.broadcast_to(price, (60, 4)).copy())
+    a, b = cf.naive_oracle(res), cf.naive_oracle(full)
+    assert (a.value, a.cost) == (b.value, b.cost)
+    np.testing.assert_array_equal(a.choice, b.choice)

@@ -160,13 +160,15 @@ class EvalResults:
                 raise ValueError(f"mask must be boolean, got dtype {mask.dtype}")
             if mask.shape != raw.shape:
                 raise ValueError(f"mask must be shaped {raw.shape}, got {mask.shape}")
-        full_cost, cell_cost = _split_per_draw(cost, raw.shape, "cost")
+        full_cost, cell_cost = _split_per_draw(cost, raw.shape, "cost", per_model=True)
         full_lat, cell_lat = _split_per_draw(latency, raw.shape, "latency")
         stats = sufficient_stats(raw, mask, full_cost, full_lat, backend=backend)
         _raise_flags(stats.flags)
         if cell_cost is not None:
-            stats.cost_sum = cell_cost * stats.n_draws
-        check_sum_finite(stats.cost_sum, "cost")
+            # per-model prices with one draw count: a broadcast row, no (N, L) copy
+            g = stats.constant_draws
+            stats.cost_sum = _cell_sums(cell_cost, stats.n_draws, g or 0, g is not None)
+        check_sum_finite(_sum_rows(stats.cost_sum), "cost")
         check_sum_finite(stats.latency_sum, "latency")
         if cell_lat is not None:
             stats.latency_sum = cell_lat * stats.n_draws
