@@ -107,8 +107,19 @@ def test_scipy(benchmark, results, statistic, method):
     if method == "bca":
         p = p[:N_SCIPY_BCA]
     n_res = B_TIMED["scipy"]
+    # batch=: as many replicates at once as fit in ~200 MB of resampled data (the
+    # per-prompt maxima for naive_oracle; oracle_gain resamples (N, L) rows, so one
+    # replicate is already ~100 MB at the large size)
+    per_replicate = p.shape[0] * (1 if statistic == "naive_oracle" else p.shape[1]) * 8
+    batch = max(1, min(1000, (200 << 20) // per_replicate))
+    if statistic == "naive_oracle":
+        n_res = max(n_res, min(B, 2 * batch))
     benchmark.extra_info.update(
-        n_resamples=n_res, n_prompts=p.shape[0], scale_to=B, scale_prompts_to=N_PROMPTS
+        n_resamples=n_res,
+        n_prompts=p.shape[0],
+        scale_to=B,
+        scale_prompts_to=N_PROMPTS,
+        batch=batch,
     )
     if statistic == "naive_oracle":
         data = (p.max(axis=1),)
@@ -122,7 +133,7 @@ def test_scipy(benchmark, results, statistic, method):
             sub = p[idx]
             return sub.max(axis=-1).mean(axis=-1) - sub.mean(axis=-2).max(axis=-1)
 
-    alternative(benchmark, "scipy.stats.bootstrap")
+    alternative(benchmark, f"scipy.stats.bootstrap (batch={batch})")
     res = run(
         benchmark,
         stats.bootstrap,
@@ -130,7 +141,7 @@ def test_scipy(benchmark, results, statistic, method):
         stat,
         n_resamples=n_res,
         method="BCa" if method == "bca" else "percentile",
-        batch=1,
+        batch=batch,
         vectorized=True,
         rng=np.random.default_rng(0),
         rounds=ROUNDS,

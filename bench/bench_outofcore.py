@@ -15,12 +15,10 @@ import sys
 import textwrap
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import capfront as cf
-from conftest import LARGE, alternative, run
+from conftest import LARGE, alternative, run, write_long_parquet
 
 N, L, G = (200_000, 33, 20) if LARGE else (2_000, 8, 5)
 ROW_GROUP = 2_000_000
@@ -29,34 +27,7 @@ ROW_GROUP = 2_000_000
 @pytest.fixture(scope="module")
 def parquet_table(tmp_path_factory):
     path = tmp_path_factory.mktemp("ooc") / "long.parquet"
-    rng = np.random.default_rng(0)
-    p = rng.uniform(0.05, 0.95, size=(N, L))
-    prompts_per_group = max(1, ROW_GROUP // (L * G))
-    with pq.ParquetWriter(
-        path,
-        pa.schema(
-            [
-                ("prompt_id", pa.int32()),
-                ("model", pa.string()),
-                ("generation", pa.int8()),
-                ("score", pa.uint8()),
-            ]
-        ),
-    ) as writer:
-        for start in range(0, N, prompts_per_group):
-            stop = min(N, start + prompts_per_group)
-            n, l, g = np.indices((stop - start, L, G)).reshape(3, -1)
-            score = (rng.random(n.size) < p[start + n, l]).astype(np.uint8)
-            writer.write_table(
-                pa.table(
-                    {
-                        "prompt_id": (start + n).astype(np.int32),
-                        "model": pa.array(np.array([f"m{i}" for i in range(L)])[l]),
-                        "generation": g.astype(np.int8),
-                        "score": score,
-                    }
-                )
-            )
+    write_long_parquet(path, N, L, G, ROW_GROUP, [f"m{i}" for i in range(L)])
     return path
 
 

@@ -65,6 +65,42 @@ def timed(func: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, flo
     return out, time.perf_counter() - start
 
 
+def write_long_parquet(
+    path: Any, N: int, L: int, G: int, row_group: int, model_names: Any
+) -> None:
+    """A long Parquet table (prompt_id int32, model string, generation int8, score
+    uint8), sorted by prompt, in row groups of about ``row_group`` rows; cell
+    ``(n, l)`` succeeds with ``p ~ U(0.05, 0.95)`` (seed 0)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(0.05, 0.95, size=(N, L))
+    names = np.asarray(model_names)
+    per_group = max(1, row_group // (L * G))
+    schema = pa.schema(
+        [
+            ("prompt_id", pa.int32()),
+            ("model", pa.string()),
+            ("generation", pa.int8()),
+            ("score", pa.uint8()),
+        ]
+    )
+    with pq.ParquetWriter(path, schema) as writer:
+        for start in range(0, N, per_group):
+            stop = min(N, start + per_group)
+            n, m, g = np.indices((stop - start, L, G)).reshape(3, -1)
+            score = (rng.random(n.size) < p[start + n, m]).astype(np.uint8)
+            columns = {
+                "prompt_id": (start + n).astype(np.int32),
+                "model": pa.array(names[m]),
+                "generation": g.astype(np.int8),
+                "score": score,
+            }
+            writer.write_table(pa.table(columns))
+
+
 def alternative(benchmark: Any, name: str) -> None:
     """Mark ``benchmark`` as the alternative ``name`` (e.g. ``"moocore"``)."""
     benchmark.extra_info["alternative"] = name

@@ -25,4 +25,11 @@ inline void require(bool ok, const std::string& what) {
     if (!ok) throw std::invalid_argument(what);  // -> ValueError
 }
 
+// The same for a literal message: no std::string is built unless the check fails
+// (the overload above allocates one per call, which costs more than the kernels
+// when a check runs once per cell).
+inline void require(bool ok, const char* what) {
+    if (!ok) throw std::invalid_argument(what);
+}
+
 }  // namespace capfront_py

@@ -14,21 +14,23 @@ namespace {
 py::array_t<double> expected_max_binomial(const carray<double>& p,
                                           const carray<std::int64_t>& n_draws) {
     require(p.ndim() == 2, "p must be shaped (R, L)");
-    require(n_draws.ndim() == 2 && n_draws.shape(0) == p.shape(0) &&
+    require(n_draws.ndim() == 2 &&
+                (n_draws.shape(0) == p.shape(0) || n_draws.shape(0) == 1) &&
                 n_draws.shape(1) == p.shape(1),
-            "n_draws must have the shape of p");
+            "n_draws must have the shape of p, or one row of it (the same for every row)");
     const auto R = static_cast<std::size_t>(p.shape(0));
     const auto L = static_cast<std::size_t>(p.shape(1));
+    const std::size_t nd_rows = static_cast<std::size_t>(n_draws.shape(0));
     py::array_t<double> out(static_cast<py::ssize_t>(R));
     const double* pp = p.data();
     const std::int64_t* gg = n_draws.data();
-    for (std::size_t i = 0; i < R * L; ++i)
-        require(gg[i] <= capfront::kMaxDraws,
-                "n_draws must be at most 2**31 - 1 (2147483647)");
+    bool ok = true;
+    for (std::size_t i = 0; i < nd_rows * L; ++i) ok &= gg[i] <= capfront::kMaxDraws;
+    require(ok, "n_draws must be at most 2**31 - 1 (2147483647)");
     double* o = out.mutable_data();
     {
         py::gil_scoped_release release;
-        capfront::expected_max_binomial(pp, gg, R, L, o);
+        capfront::expected_max_binomial(pp, gg, R, L, o, nd_rows == 1 && R != 1 ? 0 : L);
     }
     return out;
 }
@@ -71,7 +73,8 @@ py::array_t<double> subsample_curve(const carray<std::int64_t>& successes,
 
 void register_expected_max(py::module_& m) {
     m.def("expected_max_binomial", &expected_max_binomial, py::arg("p"), py::arg("n_draws"),
-          "E[max_l Y_l / G_l] per row, Y_l ~ Bin(G_l, p_l) (GIL released).");
+          "E[max_l Y_l / G_l] per row, Y_l ~ Bin(G_l, p_l) (GIL released); n_draws is "
+          "(R, L) or (1, L), one row for all.");
     m.def("subsample_curve", &subsample_curve, py::arg("successes"), py::arg("n_draws"),
           py::arg("sizes"), "Exact hypergeometric subsample curve, mean over rows.");
 }

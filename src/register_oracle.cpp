@@ -23,23 +23,29 @@ py::tuple with_g(const py::array& S, const py::object& G, std::int64_t g_const,
     const auto N = static_cast<std::size_t>(S.shape(0));
     const auto L = static_cast<std::size_t>(S.shape(1));
     const double* cs = nullptr;
+    bool shared = false;
     if (!cost_sum.is_none()) {
         auto c = py::cast<py::array>(cost_sum);
-        require(is_c_of<double>(c) && c.ndim() == 2 && c.shape(0) == S.shape(0) &&
+        require(is_c_of<double>(c) && c.ndim() == 2 &&
+                    (c.shape(0) == S.shape(0) || c.shape(0) == 1) &&
                     c.shape(1) == S.shape(1),
-                "cost_sum must be a C-contiguous float64 array shaped like successes");
+                "cost_sum must be a C-contiguous float64 array shaped like successes, "
+                "or one row of it shared by every prompt");
         cs = static_cast<const double*>(c.data());
+        shared = c.shape(0) == 1;
     }
     const auto* s = static_cast<const TS*>(S.data());
     if (G.is_none()) {
-        return run(capfront::OracleInput<TS, std::uint8_t>{s, nullptr, g_const, cs, N, L});
+        return run(
+            capfront::OracleInput<TS, std::uint8_t>{s, nullptr, g_const, cs, N, L, shared});
     }
     auto g = py::cast<py::array>(G);
     require(g.ndim() == 2 && g.shape(0) == S.shape(0) && g.shape(1) == S.shape(1),
             "n_draws must be shaped like successes");
     auto in = [&](auto tag) {
         using TG = decltype(tag);
-        return capfront::OracleInput<TS, TG>{s, static_cast<const TG*>(g.data()), 0, cs, N, L};
+        return capfront::OracleInput<TS, TG>{s, static_cast<const TG*>(g.data()), 0, cs, N, L,
+                                             shared};
     };
     if (is_c_of<std::uint8_t>(g)) return run(in(std::uint8_t{}));
     if (is_c_of<std::uint16_t>(g)) return run(in(std::uint16_t{}));

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -13,8 +14,8 @@ import numpy as np
 import pytest
 
 import capfront as cf
-import capfront.expected_max as em
 from capfront._backend import ENV_VAR
+from capfront._kernels import _REGISTRY, kernel
 
 PACKAGE_ROOT = Path(cf.__file__).resolve().parents[1]
 
@@ -40,13 +41,14 @@ def test_backend_keyword_and_environment(monkeypatch):
 
 def test_environment_variable_selects_the_kernel(monkeypatch):
     calls = []
-    original = em._expected_max_np
+    entry = kernel("expected_max_binomial_rows")
+    original = entry.numpy
 
     def spy(*args):
         calls.append(args)
         return original(*args)
 
-    monkeypatch.setattr(em, "_expected_max_np", spy)
+    monkeypatch.setitem(_REGISTRY, entry.name, dataclasses.replace(entry, numpy=spy))
     p = np.array([[0.2, 0.7]])
     monkeypatch.setenv(ENV_VAR, "numpy")
     via_env = cf.expected_max_binomial(p, 5)

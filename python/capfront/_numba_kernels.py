@@ -282,12 +282,117 @@ def _expected_max_row(p, nd):
     return s
 
 
+#: largest G of the lane-parallel path (``kLaneMaxDraws``): masses stay below 2^G
+LANE_MAX_DRAWS = 1000
+#: rows per lane block (``kLanes``)
+LANES = 16
+#: rows per parallel block (as in expected_max.hpp)
+_EM_BLOCK = 256
+
+
+@njit
+def _lane_draws(nd):
+    """The common ``n_draws`` of the row's observed cells if the row can take the
+    lane path (1 <= G <= LANE_MAX_DRAWS), else -1."""
+    G = -1
+    for l in range(nd.shape[0]):
+        g = nd[l]
+        if g <= 0:
+            continue
+        if G < 0:
+            G = g
+        elif g != G:
+            return -1
+    return G if G <= LANE_MAX_DRAWS else -1
+
+
+@njit
+def _expected_max_lanes(p, nd, step, r0, w, G, c, e, prod, out):
+    """E[max] of rows ``r0 .. r0 + w - 1`` (``w <= LANES``, one ``G``), one row per
+    lane (expected_max.hpp, ``expected_max_lanes_body``): per cell, with ``q =
+    min(p, 1 - p)`` and ``r = q / (1 - q)``, masses ``e[0] = 1``, ``e[i] = e[i-1]
+    (c_i r)``, ``c_i = (G - i + 1) / i``; ``F(k)`` is the running sum of ``e[0..k]``
+    (``p <= 1/2``) or of ``e[G], ..., e[G-k]`` (``p > 1/2``) over the total.
+    Row ``r`` of ``n_draws`` is ``nd[r * step]`` (``step = 0``: one row for all)."""
+    W = LANES
+    L = p.shape[1]
+    r = np.empty(W)
+    inv = np.empty(W)
+    tot = np.empty(W)
+    acc = np.empty(W)
+    flip = np.empty(W, np.bool_)
+    for k in range(G):
+        for j in range(W):
+            prod[k, j] = 1.0
+    for l in range(L):
+        for j in range(W):
+            pj = 0.0
+            if j < w and nd[(r0 + j) * step, l] > 0:
+                pj = p[r0 + j, l]
+            flip[j] = pj > 0.5
+            q = 1.0 - pj if pj > 0.5 else pj  # exact for pj in [1/2, 1]
+            r[j] = q / (1.0 - q)
+            e[0, j] = 1.0
+            tot[j] = 1.0
+            acc[j] = 0.0
+        for i in range(1, G + 1):
+            ci = c[i]
+            for j in range(W):
+                x = e[i - 1, j] * (ci * r[j])
+                e[i, j] = x
+                tot[j] += x
+        for j in range(W):
+            inv[j] = 1.0 / tot[j]
+        for k in range(G):
+            for j in range(W):
+                acc[j] += e[G - k, j] if flip[j] else e[k, j]
+                f = acc[j] * inv[j]
+                prod[k, j] *= 1.0 if f > 1.0 else f
+    for j in range(w):
+        s = 0.0
+        for k in range(G):
+            s += 1.0 - prod[k, j]
+        out[r0 + j] = s / G
+
+
 @njit(parallel=True)
 def expected_max_binomial_nb(p, n_draws):
+    """Rows in blocks of 256 (expected_max.hpp): runs of rows with one lane-path G
+    go ``LANES`` at a time through :func:`_expected_max_lanes`, the others (ragged,
+    huge G) one at a time through :func:`_expected_max_row`. ``n_draws`` has the
+    shape of ``p`` or one row, shared by every row."""
     R = p.shape[0]
     out = np.empty(R)
-    for r in prange(R):
-        out[r] = _expected_max_row(p[r], n_draws[r])
+    step = 0 if n_draws.shape[0] == 1 else 1
+    for b in prange((R + _EM_BLOCK - 1) // _EM_BLOCK):
+        r1 = min(R, (b + 1) * _EM_BLOCK)
+        r = b * _EM_BLOCK
+        c_for = -1
+        c = np.empty(0)
+        e = np.empty((0, LANES))
+        prod = np.empty((0, LANES))
+        while r < r1:
+            G = _lane_draws(n_draws[r * step])
+            if G < 0:
+                out[r] = _expected_max_row(p[r], n_draws[r * step])
+                r += 1
+                continue
+            w = 1
+            while (
+                w < LANES
+                and r + w < r1
+                and (step == 0 or _lane_draws(n_draws[r + w]) == G)
+            ):
+                w += 1
+            if G != c_for:
+                c_for = G
+                c = np.zeros(G + 1)
+                for i in range(1, G + 1):
+                    c[i] = (G - i + 1) / i
+                e = np.empty((G + 1, LANES))
+                prod = np.empty((G, LANES))
+            _expected_max_lanes(p, n_draws, step, r, w, G, c, e, prod, out)
+            r += w
     return out
 
 

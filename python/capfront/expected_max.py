@@ -6,97 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats
 
-from ._backend import core, resolve_backend
-from ._numba_kernels import (
-    DENSE_MAX_DRAWS,
-    binomial_window_nb,
-    expected_max_binomial_nb,
-    subsample_curve_nb,
+from ._kernels import dispatch
+
+# the NumPy reference of the curve under its old name (debias/extrapolation.py)
+from ._kernels.expected_max import (  # noqa: F401
+    subsample_curve_mean_np as _subsample_curve_np,
 )
 from ._validate import as_float_array, as_int_array, check_probabilities
 
-_NUMPY_CHUNK = 8192
 #: the most draws per cell the expected-max kernels take (``kMaxDraws`` in C++):
 #: ``j * G`` products of the grid walk stay within int64
 MAX_DRAWS = 2**31 - 1
-
-
-def _expected_max_np(p: np.ndarray, n_draws: np.ndarray) -> np.ndarray:
-    """Reference: scipy's binomial CDF on the union grid of each row."""
-    out = np.empty(p.shape[0])
-    huge = n_draws.max(axis=1) > DENSE_MAX_DRAWS
-    for r in np.flatnonzero(huge):
-        out[r] = _expected_max_windowed_np(p[r], n_draws[r])
-    equal = (n_draws == n_draws[:, :1]) | (n_draws <= 0)
-    fast = equal.all(axis=1) & (n_draws > 0).any(axis=1) & ~huge
-    rows = np.flatnonzero(fast)
-    for start in range(0, len(rows), _NUMPY_CHUNK):
-        idx = rows[start : start + _NUMPY_CHUNK]
-        present = n_draws[idx] > 0
-        G = n_draws[idx].max(axis=1)
-        gmax = int(G.max())
-        k = np.arange(gmax)[:, None, None]  # k - 1 = 0..gmax-1
-        cdf = stats.binom.cdf(k, G[None, :, None], p[idx][None])
-        cdf = np.where(present[None], cdf, 1.0)
-        tail = 1.0 - cdf.prod(axis=2)  # (gmax, rows): P(max >= k)
-        tail = np.where(k[:, :, 0] < G[None, :], tail, 0.0)
-        out[idx] = tail.sum(axis=0) / G
-    for r in np.flatnonzero(~fast & ~huge):
-        out[r] = _expected_max_ragged_np(p[r], n_draws[r])
-    return out
-
-
-def _expected_max_windowed_np(p: np.ndarray, n_draws: np.ndarray) -> float:
-    """Reference for large G: scipy's CDF on the grid points inside the windows.
-
-    Each ``Bin(G_l, p_l)`` CDF is 0 below ``lo_l`` and 1 from ``hi_l`` on to within
-    1e-40 (:func:`binomial_window_nb`). With ``x_lo = max_l lo_l / G_l`` and ``x_hi
-    = max_l hi_l / G_l``, ``E[max] = x_lo + integral_{x_lo}^{x_hi} P(max > x) dx``
-    and ``P(max > x)`` only changes at grid points ``j / G_l`` inside the windows.
-    """
-    keep = n_draws > 0
-    p, g = p[keep], n_draws[keep]
-    win = np.array(
-        [binomial_window_nb(int(gl), float(pl)) for pl, gl in zip(p, g, strict=True)]
-    )
-    lo, hi = win[:, 0], win[:, 1]
-    ia = int(np.argmax(lo / g))
-    ib = int(np.argmax(hi / g))
-    a_num, a_den, b_num, b_den = lo[ia], g[ia], hi[ib], g[ib]
-    num, den = [np.array([a_num, b_num])], [np.array([a_den, b_den])]
-    for lo_l, hi_l, g_l in zip(lo, hi, g, strict=True):
-        j = np.arange(lo_l + 1, hi_l + 1, dtype=np.int64)
-        inside = (j * a_den > a_num * g_l) & (j * b_den < b_num * g_l)
-        num.append(j[inside])
-        den.append(np.full(int(inside.sum()), g_l, dtype=np.int64))
-    num, den = np.concatenate(num), np.concatenate(den)
-    order = np.argsort(num / den, kind="stable")
-    num, den = num[order], den[order]
-    # distinct values, exactly (values closer than a double's spacing keep their
-    # order of insertion; the width they span is below 1e-16)
-    new_value = np.concatenate([[True], num[1:] * den[:-1] != num[:-1] * den[1:]])
-    num, den = num[new_value], den[new_value]
-    below = np.ones(len(num) - 1)  # P(max <= v_i) for every v_i but the last
-    for p_l, g_l in zip(p, g, strict=True):
-        below *= stats.binom.cdf((num[:-1] * g_l) // den[:-1], g_l, p_l)
-    widths = np.diff(num / den)
-    return float(num[0] / den[0] + np.sum(widths * (1.0 - below)))
-
-
-def _expected_max_ragged_np(p: np.ndarray, n_draws: np.ndarray) -> float:
-    present = n_draws > 0
-    if not present.any():
-        return float("nan")
-    grid = np.unique(
-        np.concatenate([np.arange(1, g + 1) / g for g in n_draws[present]])
-    )
-    prev = np.concatenate([[0.0], grid[:-1]])
-    below = np.ones(len(grid))
-    for pl, g in zip(p[present], n_draws[present], strict=True):
-        below *= stats.binom.cdf(np.floor(prev * g + 1e-9), g, pl)
-    return float(np.sum((grid - prev) * (1.0 - below)))
 
 
 def expected_max_binomial(
@@ -123,7 +44,12 @@ def expected_max_binomial(
     Notes
     -----
     Up to ``2**16`` draws each CDF is built on all of ``0..G`` (``O(L G)`` per row).
-    Above, only on the window ``[G p - t, G p + t]`` outside which Bernstein's
+    Rows whose cells share one ``G <= 1000`` (the usual case) are computed 16 at a
+    time, one per SIMD lane: with ``q = min(p, 1 - p)`` the unnormalised masses
+    ``e_0 = 1``, ``e_i = e_{i-1} (G - i + 1) / i * q / (1 - q)`` stay below
+    ``2^G``, and ``F(k)`` is their running sum from the small tail (``e_0..e_k``, or
+    ``e_G..e_{G-k}`` when ``p > 1/2``) over the total. Above ``2**16`` draws,
+    only on the window ``[G p - t, G p + t]`` outside which Bernstein's
     inequality puts less than ``1e-40`` of the mass (``t = E/3 + sqrt(E^2/9 + 2 E
     G p (1 - p))``, ``E = 92``): ``P(max > x)`` is 1 below the highest window start
     and 0 from the highest window end, so time and memory per cell are
@@ -132,7 +58,6 @@ def expected_max_binomial(
     ``2**31 - 1`` raises ``ValueError`` (products ``j G`` of the ragged walk must
     fit in int64).
     """
-    name = resolve_backend(backend)
     p_arr = as_float_array(p, "p")
     if p_arr.ndim == 0:
         raise ValueError("p must have at least one axis (the models)")
@@ -147,43 +72,26 @@ def expected_max_binomial(
             f"n_draws must be at most 2**31 - 1 ({MAX_DRAWS}); got {int(g_arr.max())}"
         )
     try:
-        g_arr = np.broadcast_to(g_arr, p_arr.shape)
+        g_full = np.broadcast_to(g_arr, p_arr.shape)
     except ValueError:
         raise ValueError(
             f"n_draws of shape {np.shape(n_draws)} does not broadcast to p's shape "
             f"{p_arr.shape}"
         ) from None
-    if not (g_arr > 0).any(axis=-1).all():
-        raise ValueError("every row needs at least one cell with n_draws >= 1")
     lead = p_arr.shape[:-1]
     L = p_arr.shape[-1]
     p2 = np.ascontiguousarray(p_arr.reshape(-1, L))
-    g2 = np.ascontiguousarray(g_arr.reshape(-1, L))
-    if name == "cpp":
-        out = core().expected_max_binomial(p2, g2)
-    elif name == "numba":
-        out = expected_max_binomial_nb(p2, g2)
+    if g_arr.ndim == 0 or g_arr.size == g_arr.shape[-1]:
+        # one row of draws for every row of p (a scalar or a per-model vector):
+        # the kernels take it as a (1, L) array, no (R, L) copy
+        g2 = np.ascontiguousarray(np.broadcast_to(g_arr.reshape(-1), (1, L)))
     else:
-        out = _expected_max_np(p2, g2)
+        g2 = np.ascontiguousarray(g_full.reshape(-1, L))
+    if p2.shape[0] and not (g2 > 0).any(axis=-1).all():
+        raise ValueError("every row needs at least one cell with n_draws >= 1")
+    out = dispatch("expected_max_binomial_rows", backend)(p2, g2)
     out = out.reshape(lead)
     return float(out) if out.ndim == 0 else out
-
-
-def _subsample_curve_np(successes, n_draws, sizes) -> np.ndarray:
-    """Reference: scipy's hypergeometric CDF, vectorised over prompts and models."""
-    N = successes.shape[0]
-    present = n_draws > 0
-    curve = np.empty(len(sizes))
-    for j, g in enumerate(sizes):
-        total = 0.0
-        for start in range(0, N, _NUMPY_CHUNK):
-            sl = slice(start, start + _NUMPY_CHUNK)
-            k = np.arange(g)[:, None, None]
-            cdf = stats.hypergeom.cdf(k, n_draws[sl][None], successes[sl][None], g)
-            cdf = np.where(present[sl][None], cdf, 1.0)
-            total += (1.0 - cdf.prod(axis=2)).sum() / g
-        curve[j] = total / N
-    return curve
 
 
 #: refuse subsample curves needing more multiply-adds than this (hours of work)
@@ -225,7 +133,7 @@ def subsample_curve(
     sizes : ints, default ``1..min G``
         Subset sizes ``g``, each between 1 and the smallest observed ``n_draws``.
     """
-    name = resolve_backend(backend)
+    run = dispatch("subsample_curve_mean", backend)
     S = as_int_array(successes, "successes")
     if S.ndim != 2:
         raise ValueError(f"successes must be shaped (N, L), got {S.shape}")
@@ -250,12 +158,7 @@ def subsample_curve(
                 f"sizes must lie in 1..{g_min} (the fewest draws of any observed cell)"
             )
         _check_curve_work(float(sizes_arr.sum()), S.size, int(sizes_arr.max()))
-    S = np.ascontiguousarray(S)
-    if name == "cpp":
-        return core().subsample_curve(S, G, np.ascontiguousarray(sizes_arr))
-    if name == "numba":
-        return subsample_curve_nb(S, G, sizes_arr)
-    return _subsample_curve_np(S, G, sizes_arr)
+    return run(np.ascontiguousarray(S), G, np.ascontiguousarray(sizes_arr))
 
 
 def pass_at_k(

@@ -21,6 +21,7 @@ from .frames import _dense_from_frame, count_frame_arrays
 from .suffstats import (
     SufficientStats,
     constant_draws,
+    count_dtype,
     is_broadcast,
     sufficient_stats,
 )
@@ -161,13 +162,15 @@ class EvalResults:
                 raise ValueError(f"mask must be boolean, got dtype {mask.dtype}")
             if mask.shape != raw.shape:
                 raise ValueError(f"mask must be shaped {raw.shape}, got {mask.shape}")
-        full_cost, cell_cost = _split_per_draw(cost, raw.shape, "cost")
+        full_cost, cell_cost = _split_per_draw(cost, raw.shape, "cost", per_model=True)
         full_lat, cell_lat = _split_per_draw(latency, raw.shape, "latency")
         stats = sufficient_stats(raw, mask, full_cost, full_lat, backend=backend)
         _raise_flags(stats.flags)
         if cell_cost is not None:
-            stats.cost_sum = cell_cost * stats.n_draws
-        check_sum_finite(stats.cost_sum, "cost")
+            # per-model prices with one draw count: a broadcast row, no (N, L) copy
+            g = stats.constant_draws
+            stats.cost_sum = _cell_sums(cell_cost, stats.n_draws, g or 0, g is not None)
+        check_sum_finite(_sum_rows(stats.cost_sum), "cost")
         check_sum_finite(stats.latency_sum, "latency")
         if cell_lat is not None:
             stats.latency_sum = cell_lat * stats.n_draws
@@ -205,43 +208,69 @@ class EvalResults:
 
         ``cost``/``latency``: mean per generation, ``(N, L)`` or ``(L,)``.
         ``n_draws == 0`` marks a cell that was not run.
+
+        Storage is compact: the counts are copied once into the smallest unsigned
+        dtype that holds ``max n_draws`` (uint8 up to 255 draws); one draw count
+        for every cell is a broadcast view, and so are the cost and latency sums
+        when both the draw count and the per-generation values are per model. The
+        checks run on the input's own dtype (no int64 copy of the table).
         """
-        S = as_int_array(successes, "successes")
+        S = _count_table(successes, "successes")
         if S.ndim != 2:
             raise ValueError(f"successes must be shaped (N, L), got {S.shape}")
         if S.size == 0:
             raise ValueError(f"successes is empty (shape {S.shape})")
-        G = as_int_array(n_draws, "n_draws")
+        G = _count_table(n_draws, "n_draws")
         try:
-            G = np.array(np.broadcast_to(G, S.shape))
+            G_cells = np.broadcast_to(G, S.shape)
         except ValueError:
             raise ValueError(
                 f"n_draws shaped {G.shape} does not match successes {S.shape}"
             ) from None
-        if (G < 0).any():
+        g_min, g_max = int(G.min()), int(G.max())
+        if g_min < 0:
             raise ValueError("n_draws must be >= 0")
-        if (S < 0).any() or (S > G).any():
-            raise ValueError("successes must lie between 0 and n_draws in every cell")
-        if G.size and G.max() >= 2**31:
+        if g_max >= 2**31:
             raise ValueError("n_draws must be below 2^31")
+        if S.dtype.kind == "i" and int(S.min()) < 0:
+            raise ValueError("successes must lie between 0 and n_draws in every cell")
+        if g_min == g_max:
+            if int(S.max()) > g_max:
+                raise ValueError(
+                    "successes must lie between 0 and n_draws in every cell"
+                )
+            draws = constant_draws(g_max, S.shape)
+        else:
+            for start in range(0, S.shape[0], _CHECK_ROWS):
+                rows = slice(start, start + _CHECK_ROWS)
+                if (S[rows] > G_cells[rows]).any():
+                    raise ValueError(
+                        "successes must lie between 0 and n_draws in every cell"
+                    )
+            draws = np.array(G_cells, dtype=count_dtype(g_max), order="C")
         stats = SufficientStats(
-            successes=S.astype(np.int32),
-            n_draws=constant_draws(int(G.flat[0]), S.shape)
-            if (G == G.flat[0]).all()
-            else G.astype(np.int32),
+            successes=np.array(S, dtype=count_dtype(g_max), order="C"),
+            n_draws=draws,
             flags={"nonbinary_scores": 0},
         )
-        _, cell_cost = _split_per_draw(cost, (*S.shape, 1), "cost", allow_full=False)
-        _, cell_lat = _split_per_draw(
-            latency, (*S.shape, 1), "latency", allow_full=False
+        _, cell_cost = _split_per_draw(
+            cost, (*S.shape, 1), "cost", allow_full=False, per_model=True
         )
+        _, cell_lat = _split_per_draw(
+            latency, (*S.shape, 1), "latency", allow_full=False, per_model=True
+        )
+        constant = g_min == g_max
         if cell_cost is not None:
-            stats.cost_sum = cell_cost * G
+            stats.cost_sum = _cell_sums(cell_cost, G_cells, g_max, constant)
         if cell_lat is not None:
-            stats.latency_sum = cell_lat * G
-            stats.latency_max = np.where(G > 0, cell_lat, 0.0)
-        check_sum_finite(stats.cost_sum, "cost")
-        check_sum_finite(stats.latency_sum, "latency")
+            stats.latency_sum = _cell_sums(cell_lat, G_cells, g_max, constant)
+            if constant and cell_lat.ndim == 1:
+                row = cell_lat if g_max > 0 else np.zeros_like(cell_lat)
+                stats.latency_max = np.broadcast_to(row, S.shape)
+            else:
+                stats.latency_max = np.where(G_cells > 0, cell_lat, 0.0)
+        check_sum_finite(_sum_rows(stats.cost_sum), "cost")
+        check_sum_finite(_sum_rows(stats.latency_sum), "latency")
         return cls(
             stats,
             models=models,
@@ -640,13 +669,47 @@ def _positions(index: Any, n: int, name: str) -> np.ndarray:
     return np.where(arr < 0, arr + n, arr).astype(np.int64).reshape(-1)
 
 
+#: rows per block of the chunked ``successes <= n_draws`` check of from_counts
+_CHECK_ROWS = 1 << 16
+
+
+def _count_table(values: object, name: str) -> np.ndarray:
+    """An integer table in its own dtype (bool as uint8); floats must hold whole
+    numbers (:func:`as_int_array`). No int64 copy of a large integer table."""
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iu":
+        return arr
+    if arr.dtype.kind == "b":
+        return arr.view(np.uint8)
+    return as_int_array(arr, name)
+
+
+def _cell_sums(
+    per_draw: np.ndarray, draws: np.ndarray, g: int, constant: bool
+) -> np.ndarray:
+    """``per_draw * n_draws`` per cell; a broadcast ``(N, L)`` view of one row when
+    the values are per model (``(L,)``) and every cell has ``g`` draws."""
+    if constant and per_draw.ndim == 1:
+        return np.broadcast_to(per_draw * g, draws.shape)
+    return np.multiply(np.broadcast_to(per_draw, draws.shape), draws)
+
+
+def _sum_rows(sums: np.ndarray | None) -> np.ndarray | None:
+    """The distinct rows of a row-broadcast array (one row), else the array."""
+    if sums is not None and sums.ndim == 2 and sums.strides[0] == 0:
+        return sums[:1]
+    return sums
+
+
 def _split_per_draw(
     values: np.ndarray | None,
     shape: tuple[int, int, int],
     name: str,
     allow_full: bool = True,
+    per_model: bool = False,
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """(per-draw array, per-cell array): exactly one is set when ``values`` is."""
+    """(per-draw array, per-cell array): exactly one is set when ``values`` is.
+    ``per_model``: an ``(L,)`` array is returned as it is, not copied to ``(N, L)``."""
     if values is None:
         return None, None
     arr = as_float_array(values, name)
@@ -657,7 +720,7 @@ def _split_per_draw(
     if arr.shape == (N, L):
         return None, arr
     if arr.shape == (L,):
-        return None, np.broadcast_to(arr, (N, L)).copy()
+        return None, arr if per_model else np.broadcast_to(arr, (N, L)).copy()
     allowed = [str(shape)] if allow_full else []
     allowed += [str((N, L)), str((L,))]
     raise ValueError(f"{name} must be shaped {' or '.join(allowed)}, got {arr.shape}")

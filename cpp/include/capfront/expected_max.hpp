@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -371,16 +372,199 @@ inline double expected_max_binomial_row(const double* p, const std::int64_t* n_d
     return expected_max_binomial_row(p, n_draws, L, scratch, prod, factors);
 }
 
-// out[r] = E[max_l Y_rl / G_rl] for R rows of L probabilities.
+// ---------------------------------------------------------------- lane-parallel rows
+//
+// Rows whose observed cells all have one G <= kLaneMaxDraws (the usual case) are
+// computed kLanes rows at a time, one row per SIMD lane, for one model l at a time.
+// Per cell, with q = min(p, 1 - p) <= 1/2 and r = q / (1 - q), the unnormalised
+// masses of Bin(G, q) are e[0] = 1, e[i] = e[i-1] (c_i r), c_i = (G - i + 1) / i:
+// every lane walks the same i = 0..G, so the walk has no lane-dependent index and
+// no branch, and the lanes' chains overlap (the scalar walk from the mode is
+// latency-bound). They grow by at most (1 - q)^-G <= 2^G, finite for G <= 1023.
+// F(k) = P(Y <= k) is then the running sum of e[0..k] (p <= 1/2) or, by the
+// symmetry Y = G - Y', of e[G], e[G-1], ..., e[G-k] (p > 1/2), over the total:
+// both sums start in the small tail, so each F keeps its relative accuracy.
+// p = 0 (and cells not run) give e = (1, 0, ..., 0), F = 1; p = 1 gives F = 0
+// below G. Results are exact to O(G eps) like the scalar path, and each lane's
+// arithmetic depends only on its own row, so they do not depend on which rows
+// share a block or on the thread count.
+
+// Largest G of the lane-parallel path (the masses stay below 2^G).
+constexpr std::int64_t kLaneMaxDraws = 1000;
+// Rows per lane block: 16 doubles are 4 AVX2 vectors, enough independent chains
+// to hide the multiply and add latencies.
+constexpr std::size_t kLanes = 16;
+
+#if defined(__GNUC__) && !defined(__clang__)
+#define CAPFRONT_EM_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define CAPFRONT_EM_NO_CONTRACT
+#endif
+
+namespace detail {
+
+// The common n_draws of a row's observed cells when the row can take the lane
+// path (1 <= G <= kLaneMaxDraws, every observed cell with that G), else -1.
+inline std::int64_t lane_draws(const std::int64_t* n_draws, std::size_t L) {
+    std::int64_t G = -1;
+    for (std::size_t l = 0; l < L; ++l) {
+        const std::int64_t g = n_draws[l];
+        if (g <= 0) continue;
+        if (G < 0) G = g;
+        else if (g != G) return -1;
+    }
+    return G <= kLaneMaxDraws ? G : -1;
+}
+
+// GCC/Clang vector types: four doubles, lowered to two SSE2 operations in the
+// baseline build and to one AVX2 operation in the avx2 clone below.
+typedef double em_vd __attribute__((vector_size(32)));
+typedef long long em_vi __attribute__((vector_size(32)));
+constexpr std::size_t kLaneVec = 4;                  // doubles per em_vd
+constexpr std::size_t kLaneVecs = kLanes / kLaneVec;  // em_vd per lane block
+
+// E[max] of w <= kLanes consecutive rows (p's row stride L, n_draws' nd_stride: L,
+// or 0 when every row has the same n_draws) that share lane_draws G; c[i] = (G -
+// i + 1) / i for i = 1..G; e has (G + 1) kLanes doubles, prod G kLanes (both
+// 32-byte aligned). Lanes past w compute a dummy row (p = 0), not written.
+CAPFRONT_EM_NO_CONTRACT inline __attribute__((always_inline)) void expected_max_lanes_body(
+    const double* p, const std::int64_t* n_draws, std::size_t L, std::size_t nd_stride,
+    std::size_t w, std::int64_t G, const double* c, double* e_raw, double* prod_raw,
+    double* out) {
+    constexpr std::size_t V = kLaneVecs;
+    const std::size_t K = static_cast<std::size_t>(G);
+    em_vd* e = reinterpret_cast<em_vd*>(e_raw);        // e[i * V + v]
+    em_vd* prod = reinterpret_cast<em_vd*>(prod_raw);  // prod[k * V + v]
+    const em_vd one = {1.0, 1.0, 1.0, 1.0};
+    const em_vd zero = {0.0, 0.0, 0.0, 0.0};
+    for (std::size_t i = 0; i < K * V; ++i) prod[i] = one;
+    for (std::size_t l = 0; l < L; ++l) {
+        em_vd r[V], inv[V], tot[V], acc[V];
+        em_vi flip[V];
+        for (std::size_t v = 0; v < V; ++v) {
+            alignas(32) double pv[kLaneVec];
+            for (std::size_t t = 0; t < kLaneVec; ++t) {
+                const std::size_t j = v * kLaneVec + t;
+                pv[t] = j < w && n_draws[j * nd_stride + l] > 0 ? p[j * L + l] : 0.0;
+            }
+            em_vd pj;
+            std::memcpy(&pj, pv, sizeof pj);
+            const em_vd half = {0.5, 0.5, 0.5, 0.5};
+            flip[v] = pj > half;
+            const em_vd q = flip[v] ? one - pj : pj;  // exact for pj in [1/2, 1]
+            r[v] = q / (one - q);
+            e[v] = one;
+            tot[v] = one;
+            acc[v] = zero;
+        }
+        for (std::size_t i = 1; i <= K; ++i) {
+            const double ci = c[i];
+            for (std::size_t v = 0; v < V; ++v) {
+                const em_vd x = e[(i - 1) * V + v] * (ci * r[v]);
+                e[i * V + v] = x;
+                tot[v] += x;
+            }
+        }
+        for (std::size_t v = 0; v < V; ++v) inv[v] = one / tot[v];
+        for (std::size_t k = 0; k < K; ++k) {
+            for (std::size_t v = 0; v < V; ++v) {
+                acc[v] += flip[v] ? e[(K - k) * V + v] : e[k * V + v];
+                const em_vd f = acc[v] * inv[v];
+                prod[k * V + v] *= f > one ? one : f;
+            }
+        }
+    }
+    em_vd s[V];
+    for (std::size_t v = 0; v < V; ++v) s[v] = zero;
+    for (std::size_t k = 0; k < K; ++k)
+        for (std::size_t v = 0; v < V; ++v) s[v] += one - prod[k * V + v];
+    alignas(32) double sums[kLanes];
+    std::memcpy(sums, s, sizeof sums);
+    for (std::size_t j = 0; j < w; ++j) out[j] = sums[j] / static_cast<double>(G);
+}
+
+// The first 32-byte aligned address at or after ptr (ptr has 4 doubles of slack).
+inline double* align32(double* ptr) {
+    const auto a = reinterpret_cast<std::uintptr_t>(ptr);
+    return reinterpret_cast<double*>((a + 31) & ~std::uintptr_t{31});
+}
+
+using LanesFn = void (*)(const double*, const std::int64_t*, std::size_t, std::size_t,
+                         std::size_t, std::int64_t, const double*, double*, double*,
+                         double*);
+
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(__GNUC__)
+#define CAPFRONT_EM_X86 1
+// The same body compiled for AVX2 (the build targets baseline x86-64), chosen at
+// run time. No FMA: contraction is off, so both give the same bits.
+__attribute__((target("avx2"))) CAPFRONT_EM_NO_CONTRACT inline void expected_max_lanes_avx2(
+    const double* p, const std::int64_t* n_draws, std::size_t L, std::size_t nd_stride,
+    std::size_t w, std::int64_t G, const double* c, double* e, double* prod, double* out) {
+    expected_max_lanes_body(p, n_draws, L, nd_stride, w, G, c, e, prod, out);
+}
+#endif
+
+CAPFRONT_EM_NO_CONTRACT inline void expected_max_lanes_sse2(
+    const double* p, const std::int64_t* n_draws, std::size_t L, std::size_t nd_stride,
+    std::size_t w, std::int64_t G, const double* c, double* e, double* prod, double* out) {
+    expected_max_lanes_body(p, n_draws, L, nd_stride, w, G, c, e, prod, out);
+}
+
+inline LanesFn expected_max_lanes() {
+#ifdef CAPFRONT_EM_X86
+    static const LanesFn fn = __builtin_cpu_supports("avx2") ? &expected_max_lanes_avx2
+                                                             : &expected_max_lanes_sse2;
+    return fn;
+#else
+    return &expected_max_lanes_sse2;
+#endif
+}
+
+}  // namespace detail
+
+// out[r] = E[max_l Y_rl / G_rl] for R rows of L probabilities; n_draws has R rows
+// (nd_stride = L) or one row shared by all (nd_stride = 0).
 inline void expected_max_binomial(const double* p, const std::int64_t* n_draws,
-                                  std::size_t R, std::size_t L, double* out) {
+                                  std::size_t R, std::size_t L, double* out,
+                                  std::size_t nd_stride) {
+    const detail::LanesFn lanes = detail::expected_max_lanes();
     parallel_blocks(R, 256, [&](std::size_t r0, std::size_t r1) {
         std::vector<double> scratch, prod;
         BinomialFactors factors;
-        for (std::size_t r = r0; r < r1; ++r)
-            out[r] = expected_max_binomial_row(p + r * L, n_draws + r * L, L, scratch, prod,
-                                               factors);
+        std::vector<double> c, e, lane_prod;
+        std::int64_t c_for = -1;
+        std::size_t r = r0;
+        while (r < r1) {
+            const std::int64_t* nd = n_draws + r * nd_stride;
+            const std::int64_t G = detail::lane_draws(nd, L);
+            if (G < 0) {  // ragged, huge G or no observed cell: one row at a time
+                out[r] = expected_max_binomial_row(p + r * L, nd, L, scratch, prod, factors);
+                ++r;
+                continue;
+            }
+            std::size_t w = 1;
+            while (w < kLanes && r + w < r1 &&
+                   (nd_stride == 0 || detail::lane_draws(nd + w * nd_stride, L) == G))
+                ++w;
+            if (G != c_for) {
+                c_for = G;
+                c.assign(static_cast<std::size_t>(G) + 1, 0.0);
+                for (std::int64_t i = 1; i <= G; ++i)
+                    c[i] = static_cast<double>(G - i + 1) / static_cast<double>(i);
+                // + 4 doubles of slack to align both to 32 bytes
+                e.resize((static_cast<std::size_t>(G) + 1) * kLanes + 4);
+                lane_prod.resize(static_cast<std::size_t>(G) * kLanes + 4);
+            }
+            lanes(p + r * L, nd, L, nd_stride, w, G, c.data(), detail::align32(e.data()),
+                  detail::align32(lane_prod.data()), out + r);
+            r += w;
+        }
     });
+}
+
+inline void expected_max_binomial(const double* p, const std::int64_t* n_draws,
+                                  std::size_t R, std::size_t L, double* out) {
+    expected_max_binomial(p, n_draws, R, L, out, L);
 }
 
 // Per-row subsample curve values for each size in sizes; row_out has sizes.size() values.

@@ -75,8 +75,9 @@ inline double numpy_sum(const double* a, std::size_t n) { return 0.0 + pairwise(
 }  // namespace oracle_detail
 
 // Inputs: S (N, L) row-major counts or sums; G (N, L) row-major draw counts, or
-// nullptr with g_const the one draw count of every cell; cost_sum (N, L) row-major
-// or nullptr (no costs).
+// nullptr with g_const the one draw count of every cell; cost_sum (N, L) row-major,
+// or one row of L shared by every prompt (cost_shared: per-model prices with one
+// draw count), or nullptr (no costs).
 template <class TS, class TG>
 struct OracleInput {
     const TS* S;
@@ -84,9 +85,14 @@ struct OracleInput {
     std::int64_t g_const;
     const double* cost_sum;
     std::size_t N, L;
+    bool cost_shared = false;
 
     std::int64_t g(std::size_t n, std::size_t l) const {
         return G ? static_cast<std::int64_t>(G[n * L + l]) : g_const;
+    }
+    // the cost sums of prompt n
+    const double* costs(std::size_t n) const {
+        return cost_sum + (cost_shared ? 0 : n * L);
     }
 };
 
@@ -183,7 +189,7 @@ std::size_t choose(const OracleInput<TS, TG>& in, std::size_t n, Tied&& is_tied)
         while (j < L && !is_tied(j)) ++j;
         return j == L ? 0 : j;
     }
-    const double* cs = in.cost_sum + n * L;
+    const double* cs = in.costs(n);
     auto c = [&](std::size_t l) {
         const std::int64_t gl = in.g(n, l);
         return gl > 0 ? cs[l] / static_cast<double>(gl) : kNaN;
@@ -213,7 +219,7 @@ std::size_t choose_one_g(const OracleInput<TS, TG>& in, std::size_t n, TS best,
     using namespace oracle_detail;
     const std::size_t L = in.L;
     const TS* s = in.S + n * L;
-    const double* cs = in.cost_sum + n * L;
+    const double* cs = in.costs(n);
     // the tied positions, in order (branch-free compaction: no cost read yet)
     std::size_t k = 0;
     for (std::size_t l = 0; l < L; ++l) {
@@ -296,7 +302,7 @@ void prehoc_oracle_rows(const OracleInput<TS, TG>& in, std::int64_t* choice,
             choice[n] = static_cast<std::int64_t>(j);
             value[n] = gj > 0 ? static_cast<double>(s[j]) / static_cast<double>(gj) : kNaN;
             if (in.cost_sum && cost)
-                cost[n] = gj > 0 ? in.cost_sum[n * L + j] / static_cast<double>(gj) : kNaN;
+                cost[n] = gj > 0 ? in.costs(n)[j] / static_cast<double>(gj) : kNaN;
         }
     });
 }
@@ -361,7 +367,7 @@ void union_oracle_rows(const OracleInput<TS, TG>& in, double* miss, double* cost
         }
         if (!(in.cost_sum && cost)) return;
         for (std::size_t n = n0; n < n1; ++n) {
-            const double* cs = in.cost_sum + n * L;
+            const double* cs = in.costs(n);
             if (!in.G && in.g_const > 0) {
                 for (std::size_t l = 0; l < L; ++l) c[l] = cs[l] / g_d;  // vectorises
             } else {

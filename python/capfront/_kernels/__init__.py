@@ -36,6 +36,7 @@ _FAMILIES = {
         "poisson_sums",
     ),
     "crossfit": ("crossfit_rows",),
+    "expected_max": ("expected_max_binomial_rows", "subsample_curve_mean"),
     "frontier": (
         "hull_segments_dense",
         "hull_segments_cells",

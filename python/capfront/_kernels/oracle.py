@@ -59,7 +59,8 @@ def _check(successes, n_draws, cost_sum):
 def _compiled_inputs(successes, n_draws, cost_sum):
     """C-contiguous native arrays of the kernels' dtypes; ``G`` is ``None`` with
     ``g_const`` the one count when ``n_draws`` is a broadcast view (or constant by
-    construction)."""
+    construction); ``C`` has one row when ``cost_sum`` is one row broadcast over
+    the prompts."""
     S, G, C = _check(successes, n_draws, cost_sum)
 
     def native(a, types, wide):
@@ -74,7 +75,10 @@ def _compiled_inputs(successes, n_draws, cost_sum):
     else:
         G = native(G, _G_TYPES, np.int64)
     if C is not None:
-        C = np.ascontiguousarray(C)  # _check made it native float64
+        # _check made it native float64; per-model prices broadcast over the
+        # prompts are passed as their one row (no (N, L) copy)
+        shared = C.shape[0] > 1 and C.strides[0] == 0
+        C = np.ascontiguousarray(C[:1] if shared else C)
     return S, G, g_const, C
 
 
@@ -119,6 +123,12 @@ def _g_nb(G, g_const, n, l):
 
 
 @njit
+def _c_nb(C, n, l):
+    """Cost sum of cell (n, l); ``C`` may be one row shared by every prompt."""
+    return C[n, l] if C.shape[0] > 1 else C[0, l]
+
+
+@njit
 def _prehoc_row_nb(S, G, g_const, C, has_cost, n, p, tied):
     """Choice of row ``n`` (oracle.hpp's floating-point path; ``p`` and ``tied`` are
     scratch of size L)."""
@@ -142,13 +152,13 @@ def _prehoc_row_nb(S, G, g_const, C, has_cost, n, p, tied):
         m = np.inf
         if tied[0]:
             g = _g_nb(G, g_const, n, 0)
-            m = C[n, 0] / float(g) if g > 0 else np.nan
+            m = _c_nb(C, n, 0) / float(g) if g > 0 else np.nan
         if not np.isnan(m):
             for l in range(1, L):
                 if not tied[l]:
                     continue
                 g = _g_nb(G, g_const, n, l)
-                v = C[n, l] / float(g) if g > 0 else np.nan
+                v = _c_nb(C, n, l) / float(g) if g > 0 else np.nan
                 if np.isnan(v):
                     j = l
                     break
@@ -175,7 +185,7 @@ def _prehoc_rows_nb(S, G, g_const, C, has_cost, choice, value, cost):
             choice[n] = j
             value[n] = float(S[n, j]) / float(g) if g > 0 else np.nan
             if has_cost:
-                cost[n] = C[n, j] / float(g) if g > 0 else np.nan
+                cost[n] = _c_nb(C, n, j) / float(g) if g > 0 else np.nan
 
 
 @njit
@@ -255,7 +265,7 @@ def _union_rows_nb(S, G, g_const, C, has_cost, miss, cost):
             if has_cost:
                 for l in range(L):
                     g = _g_nb(G, g_const, n, l)
-                    c[l] = C[n, l] / float(g) if g > 0 else 0.0
+                    c[l] = _c_nb(C, n, l) / float(g) if g > 0 else 0.0
                 cost[n] = 0.0 + _pairwise_nb(c, L)
 
 
