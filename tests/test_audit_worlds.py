@@ -3,11 +3,14 @@ and interval."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 import capfront as cf
 from capfront.debias import checks
+from capfront.debias.audit import BIAS_FACTOR
 from test_latent_classes import _topics
 
 
@@ -51,7 +54,7 @@ def test_checks_flag_a_misspecified_world_and_pass_a_well_specified_one():
 def test_quoted_number_is_debiased_oracle_with_the_audit():
     res = _unlabelled(800, 5, 8, seed=3)
     a = cf.audit(res, n_sims=4, seed=2)
-    assert set(a.world_weights) <= {"latent", "classes", "resampled"}
+    assert set(a.world_weights) <= {"latent", "classes", "resampled", "posterior"}
     cols = {"check", "world", "statistic", "data", "sim_mean", "sim_sd", "passed"}
     assert cols <= set(a.checks.columns)
     d = cf.debiased_oracle(res, a.recommended, audit=a)
@@ -61,14 +64,27 @@ def test_quoted_number_is_debiased_oracle_with_the_audit():
     for note in (d.ci_method, d.ci_note, a.quoted["how"]):
         assert "audit" in note or "cross-fit" in note
         assert "SPEC" not in note and "seed 003" not in note
-    # the half-width includes the spread over the passing worlds
+    # the half-width: the worst sampling SD over the passing worlds plus the
+    # worst bias there, or pgm's spread under the neighbouring models
     m = a.recommended
     passing = [w for w, v in a.world_weights.items() if v > 0]
-    worst = max(a.world_table.loc[(w, m), "rmse"] for w in passing)
-    if a.trusted and not a.corrected:
-        assert (d.ci[1] - d.ci[0]) / 2 == pytest.approx(1.959964 * worst, rel=1e-5)
+    sd = max(a.world_table.loc[(w, m), "sd"] for w in passing)
+    bias = max(abs(a.world_table.loc[(w, m), "bias"]) for w in passing)
+    spread = a.sensitivity["difference"].abs().max() if m == "pgm" else 0.0
+    assert len(a.sensitivity) == 2  # twice the classes, the other family
+    half = 1.959964 * sd + BIAS_FACTOR * max(bias, spread)
+    if a.trusted and not a.corrected and 0 < d.ci[0] and d.ci[1] < 1:
+        assert (d.ci[1] - d.ci[0]) / 2 == pytest.approx(half, rel=1e-5)
+    assert d.ci[0] < d.value < d.ci[1]
     # without audit= (and without ci=) there is no interval: (nan, nan)
     assert all(np.isnan(cf.debiased_oracle(res, m).ci))
+    # the result protocol: the audit's value / ci are the quoted ones
+    assert a.value == d.value and a.ci == d.ci and a.level == d.level
+    frame = a.to_frame()
+    assert list(frame.index) == list(a.table.index) and "rmse" in frame
+    as_dict = a.to_dict()
+    assert as_dict["value"] == pytest.approx(a.value)
+    json.dumps(as_dict)  # JSON-ready
 
 
 def test_audit_corrected_estimate_subtracts_the_measured_bias():

@@ -530,12 +530,18 @@ def test_audit_family_auto():
     assert cf.audit(flat, n_sims=2, family="auto").family in FAMILY_NAMES
     with pytest.raises(ValueError, match="unknown family"):
         cf.audit(flat, n_sims=2, family="poisson")
-    # the audit interval: value +- z rmse (these prompts' oracle), or
-    # value +- z max(se, rmse_population) (the population's)
+    # the audit interval: value +- (z sd + BIAS_FACTOR max(|bias|, spread))
+    # (these prompts' oracle), or value +- z max(se, rmse_population) (the
+    # population's)
+    from capfront.debias.audit import BIAS_FACTOR
+
     z = 1.959964
     row = a.table.loc[a.recommended]
     lo, hi = a.interval(0.8)
-    assert hi - lo == pytest.approx(2 * z * row["rmse"], rel=1e-5)
+    half = z * row["sd"] + BIAS_FACTOR * max(
+        row["max_abs_bias"], a.model_spread(a.recommended)
+    )
+    assert hi - lo == pytest.approx(2 * half, rel=1e-5)
     lo, hi = a.interval(0.8, target="population")
     assert hi - lo == pytest.approx(2 * z * row["rmse_population"], rel=1e-5)
     big = 10 * row["rmse_population"]

@@ -16,121 +16,29 @@ import numpy as np
 from scipy import stats
 
 from ..results import EvalResults
-from ._input import check_counts, counts, topic_codes
-from .bias_correction import (
-    bootstrap_bc_decomposition,
-    double_bc_decomposition,
-    naive_decomposition,
-    naive_rows,
-)
-from .classes import fit_pgm, pgm_decomposition, posterior_max
-from .crossfit import crossfit_decomposition
-from .extrapolation import (
-    curve_rows,
-    extrapolation_decomposition,
-    fit_decay,
-    jackknife_decomposition,
-)
+from ._input import counts, topic_codes
+from .bias_correction import naive_rows
+from .classes import fit_pgm, posterior_max
+from .extrapolation import curve_rows, fit_decay
 from .graded import crossfit_graded, extrapolation_graded, jackknife_graded
 from .latent import LatentFit, fit_latent
 from .result import DebiasResult, Decomposition
 
-METHODS = (
-    "pgm",
-    "extrapolation",
-    "bootstrap_bc",
-    "double_bc",
-    "crossfit",
-    "jackknife",
-    "naive",
-)
-COUNT_ONLY = (
-    "pgm",
-    "bootstrap_bc",
-    "double_bc",
-    "extrapolation",
-    "crossfit",
-    "jackknife",
-)
 GRADED_MC = {
     "crossfit": crossfit_graded,
     "extrapolation": extrapolation_graded,
     "jackknife": jackknife_graded,
 }
-# pgm's latent prompt classes by default ("auto": chosen by BIC from 1, 2, 4, 8)
-PGM_LATENT_CLASSES: int | str = "auto"
-_OPTIONS = {
-    "naive": (),
-    "bootstrap_bc": (),
-    "double_bc": ("n_redraws", "seed"),
-    "crossfit": (),
-    "extrapolation": ("lam", "fit_from"),
-    "jackknife": ("lam",),
-    "pgm": (
-        "family",
-        "scale",
-        "use_topics",
-        "init",
-        "max_iter",
-        "tol",
-        "latent_classes",
-    ),
-}
 
-
-def _check_method(method: str) -> str:
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; use one of {', '.join(METHODS)}")
-    return method
-
-
-def _check_options(method: str, options: dict[str, Any]) -> None:
-    bad = set(options) - set(_OPTIONS[method])
-    if bad:
-        allowed = ", ".join(_OPTIONS[method]) or "none"
-        raise ValueError(
-            f"method {method!r} does not take option(s) {sorted(bad)}; "
-            f"allowed: {allowed}"
-        )
-
-
-def decompose_counts(
-    successes: np.ndarray,
-    n_draws: np.ndarray,
-    method: str,
-    *,
-    topic: np.ndarray | None = None,
-    backend: str | None = None,
-    **options: Any,
-) -> Decomposition:
-    """The estimator ``method`` on raw count arrays ``(N, L)`` (the fast path the
-    audit uses). ``topic``: integer topic code per prompt (``pgm`` only)."""
-    _check_method(method)
-    _check_options(method, options)
-    S, G = check_counts(successes, n_draws)
-    if S.shape[1] < 1:
-        raise ValueError("need at least one model")
-    if int(G.max()) < 2 and method != "naive":
-        raise ValueError(
-            f"method {method!r} needs at least 2 generations per cell (G = 1: a single "
-            "draw carries no information on its own noise)"
-        )
-    if method == "naive":
-        return naive_decomposition(S, G)
-    if method == "bootstrap_bc":
-        return bootstrap_bc_decomposition(S, G, backend=backend)
-    if method == "double_bc":
-        return double_bc_decomposition(S, G, backend=backend, **options)
-    if method == "crossfit":
-        return crossfit_decomposition(S, G, backend=backend)
-    if method == "extrapolation":
-        return extrapolation_decomposition(S, G, backend=backend, **options)
-    if method == "jackknife":
-        return jackknife_decomposition(S, G, backend=backend, **options)
-    opts = dict(options)
-    opts.pop("use_topics", None)
-    opts.setdefault("latent_classes", PGM_LATENT_CLASSES)
-    return pgm_decomposition(S, G, topic, backend=backend, **opts)
+from .methods import (  # noqa: E402  (the estimators by name, re-exported)
+    _OPTIONS,
+    COUNT_ONLY,
+    METHODS,
+    PGM_LATENT_CLASSES,
+    _check_method,
+    _check_options,
+    decompose_counts,
+)
 
 
 def decomposition(
@@ -432,7 +340,9 @@ from .audit import AuditResult, audit  # noqa: E402
 from .gap import GapDecomposition, gap_decomposition  # noqa: E402
 
 __all__ = [
+    "COUNT_ONLY",
     "METHODS",
+    "PGM_LATENT_CLASSES",
     "AuditResult",
     "Decomposition",
     "DebiasResult",

@@ -61,7 +61,8 @@ def eig_share(S: np.ndarray, G: np.ndarray) -> float:
     sd = x.std(axis=0)
     ok = sd > 1e-12
     x = np.where(ok[None, :], x / np.where(ok, sd, 1.0)[None, :], 0.0)
-    c = (x.T @ x) / max(len(x), 1)
+    # einsum's own loop, not BLAS: OpenBLAS threads stall badly on a loaded machine
+    c = np.einsum("ni,nj->ij", x, x, optimize=False) / max(len(x), 1)
     c[np.diag_indices(L)] = 1.0
     return float(np.linalg.eigvalsh(c)[-1] / L)
 

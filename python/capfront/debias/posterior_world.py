@@ -1,0 +1,184 @@
+"""The audit's ``posterior`` world: the data's own prompts, each cell's success
+rate drawn from its posterior under the fitted latent model.
+
+A simulated prompt is one of the data's prompts ``n`` (resampled with
+replacement, keeping its draws per cell ``G[n, :]`` and its label), and its
+rates are a draw from the fitted model's posterior given that prompt's counts:
+
+1. the latent class ``k`` and difficulty ``d`` jointly from
+   ``P(k, d_j | S_n) ∝ pi[label, k] w_j prod_l h(S_nl; theta[l, k] - d_j)``
+   (``h``: the cell's marginal likelihood with its cell effect integrated out;
+   ``d`` is then spread uniformly over its grid step, as in
+   :meth:`~capfront.debias.latent.LatentFit.simulate_p`);
+2. each cell's rate from its posterior given ``(k, d)`` and ``S_nl``: for the
+   Beta family the conjugate ``Beta(q c + S, (1 - q) c + G - S)`` with
+   ``q = expit(theta[l, k] - d)``, ``c = (1 - rho) / rho``; for the logit-normal
+   family ``expit(eta + tau e)`` with ``e`` on a grid of ``N(0, 1)`` weighted by
+   the binomial likelihood (jittered within its grid step).
+
+If the fitted model is right, a posterior draw has the model's own distribution
+(the prior), so the world is the latent world again. If it is wrong, the rates
+keep what the counts say about each prompt -- the joint pattern of a prompt's
+cells, its difficulty, the tail near the ceiling -- rather than the model's
+parametric shape: the prompt population is the data's own (no parametric
+distribution over prompts), and only the within-cell smoothing comes from the
+fit. It is the "smoothed empirical-Bayes posterior of the observed cells" world.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy.special import expit, log_expit, logsumexp
+
+from .latent import D_GRID, LatentFit, _cell_table
+
+__all__ = ["posterior_sampler"]
+
+# logit-normal cell posterior: e on this grid of N(0, 1) (step 0.2 sd), then
+# uniform within its step
+E_GRID = np.linspace(-4.4, 4.4, 45)
+E_STEP = float(E_GRID[1] - E_GRID[0])
+LOG_PRIOR = -0.5 * E_GRID**2
+# the tabulated sampler: eta on this grid, N_QUANTILES quantiles per (S, G, eta);
+# used while the table has at most MAX_TABLE entries (else the direct grid)
+ETA_STEP = 0.1
+ETA_GRID = np.arange(-14.0, 14.0 + ETA_STEP / 2, ETA_STEP)
+N_QUANTILES = 64
+MAX_TABLE = 4_000_000
+CHUNK = 2048
+
+
+def _joint_posterior(fit: LatentFit, rows: np.ndarray) -> np.ndarray:
+    """``P(k, d_j | S_n)`` for the prompts ``rows``: ``(n, K J)``, rows summing
+    to 1 (column ``k J + j``)."""
+    K = fit.n_classes
+    J = len(D_GRID)
+    table = _cell_table(fit.tables.logh(fit.family, fit.scale), fit.theta)
+    cell_row = fit.cell_row[rows]
+    topic = np.asarray(fit.topic, dtype=np.int64)[rows]
+    log_w = np.log(np.maximum(fit.weights, 1e-300))
+    if K > 1:
+        log_pi = np.log(np.maximum(fit.class_weights, 1e-300))
+    else:
+        log_pi = np.zeros((int(topic.max()) + 1 if len(topic) else 1, 1))
+    n, L = cell_row.shape
+    out = np.empty((n, K * J))
+    lidx = np.arange(L)[:, None]
+    for a in range(0, n, 256):
+        sl = slice(a, min(n, a + 256))
+        cr = cell_row[sl]
+        obs = cr >= 0
+        lp = np.empty((sl.stop - a, K, J))
+        for k in range(K):
+            col = topic[sl] * K + k  # theta column of class k within the label
+            vals = table[lidx, col[None, :], np.maximum(cr, 0).T]  # (L, n, J)
+            vals = np.where(obs.T[:, :, None], vals, 0.0)
+            lp[:, k, :] = vals.sum(axis=0) + log_w[None, :]
+        lp += log_pi[topic[sl]][:, :, None]
+        flat = lp.reshape(len(lp), -1)
+        out[sl] = np.exp(flat - logsumexp(flat, axis=1, keepdims=True))
+    return out
+
+
+def _e_weights(eta: np.ndarray, tau: float, s: np.ndarray, g: np.ndarray):
+    """Unnormalised posterior weights of ``e`` on ``E_GRID`` (last axis)."""
+    lp = eta[..., None] + tau * E_GRID
+    # S log s(x) + (G - S) log s(-x), with log s(-x) = log s(x) - x
+    logw = LOG_PRIOR + g[..., None] * log_expit(lp) - (g - s)[..., None] * lp
+    return np.exp(logw - logw.max(axis=-1, keepdims=True))
+
+
+class _QuantileTable:
+    """Inverse CDFs of the logit-normal cell posterior of ``e``, tabulated per
+    distinct ``(S, G)`` of the data and per ``eta`` on a grid of step
+    ``ETA_STEP``: a draw is one table lookup (``eta`` rounded stochastically to
+    a neighbouring grid point, so the mixture is unbiased in ``eta``)."""
+
+    def __init__(self, tau: float, s: np.ndarray, g: np.ndarray) -> None:
+        pairs = np.unique(np.stack([g.ravel(), s.ravel()], axis=1), axis=0)
+        self.g_max = int(pairs[:, 0].max()) + 1
+        self.code = np.full(self.g_max * (self.g_max + 1), -1, np.int64)
+        self.code[pairs[:, 0] * (self.g_max + 1) + pairs[:, 1]] = np.arange(len(pairs))
+        w = _e_weights(
+            ETA_GRID[None, :],
+            tau,
+            pairs[:, 1, None].astype(np.float64),
+            pairs[:, 0, None].astype(np.float64),
+        )  # (pairs, eta, e)
+        cdf = np.cumsum(w, axis=-1)
+        cdf /= cdf[..., -1:]
+        qs = (np.arange(N_QUANTILES) + 0.5) / N_QUANTILES
+        self.q = np.empty(cdf.shape[:2] + (N_QUANTILES,), np.uint8)
+        for i in range(cdf.shape[0]):  # (eta, e) per pair: searchsorted row-wise
+            self.q[i] = (cdf[i][:, None, :] < qs[None, :, None]).sum(axis=-1)
+        np.minimum(self.q, len(E_GRID) - 1, out=self.q)
+
+    def draw(self, eta: np.ndarray, s: np.ndarray, g: np.ndarray, r) -> np.ndarray:
+        pos = np.clip((eta - ETA_GRID[0]) / ETA_STEP, 0.0, len(ETA_GRID) - 1.0)
+        lo = np.floor(pos)
+        i = (lo + (r.random(eta.shape) < pos - lo)).astype(np.int64)
+        i = np.minimum(i, len(ETA_GRID) - 1)
+        pair = self.code[g.astype(np.int64) * (self.g_max + 1) + s.astype(np.int64)]
+        m = (r.random(eta.shape) * N_QUANTILES).astype(np.int64)
+        e = E_GRID[self.q[pair, i, m]]
+        return e + r.uniform(-E_STEP / 2, E_STEP / 2, eta.shape)
+
+
+def _cell_draws(
+    fit: LatentFit, eta: np.ndarray, s: np.ndarray, g: np.ndarray, r, table=None
+) -> np.ndarray:
+    """Each cell's rate from its posterior given ``eta`` and its counts."""
+    if fit.scale <= 0:
+        return expit(eta)
+    if fit.family == "betabinomial":
+        c = (1.0 - fit.scale) / fit.scale
+        q = np.clip(expit(eta), 1e-9, 1 - 1e-9)
+        return r.beta(q * c + s, (1.0 - q) * c + (g - s))
+    tau = float(fit.scale)
+    if table is not None:
+        return expit(eta + tau * table.draw(eta, s, g, r))
+    w = _e_weights(eta, tau, s, g)
+    cw = np.cumsum(w, axis=-1)
+    u = r.random(eta.shape) * cw[..., -1]
+    pick = np.minimum((cw < u[..., None]).sum(axis=-1), len(E_GRID) - 1)
+    e = E_GRID[pick] + r.uniform(-E_STEP / 2, E_STEP / 2, pick.shape)
+    return expit(eta + tau * e)
+
+
+def posterior_sampler(
+    fit: LatentFit, S: np.ndarray, G: np.ndarray, rows: np.ndarray
+) -> Callable[[int, np.random.Generator], tuple[np.ndarray, ...]]:
+    """A sampler ``(n, rng) -> (p (n, L), label (n,), G (n, L))`` of the
+    ``posterior`` world over the data prompts ``rows`` (see the module)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    post = _joint_posterior(fit, rows)
+    cum = np.cumsum(post, axis=1)
+    cum[:, -1] = 1.0
+    K, J = fit.n_classes, len(D_GRID)
+    step = float(D_GRID[1] - D_GRID[0])
+    S_r = np.asarray(S, dtype=np.float64)[rows]
+    G_r = np.asarray(G, dtype=np.int64)[rows]
+    topic_r = np.asarray(fit.topic, dtype=np.int64)[rows]
+    table = None
+    if fit.family == "logitnormal" and fit.scale > 0:
+        n_pairs = len(np.unique(G_r * (int(G_r.max()) + 1) + S_r.astype(np.int64)))
+        if n_pairs * len(ETA_GRID) * N_QUANTILES <= MAX_TABLE:
+            table = _QuantileTable(float(fit.scale), S_r.astype(np.int64), G_r)
+
+    def sample(n: int, r: np.random.Generator):
+        src = r.integers(0, len(rows), n)
+        p = np.empty((n, S_r.shape[1]))
+        for a in range(0, n, CHUNK):
+            sl = slice(a, min(n, a + CHUNK))
+            i = src[sl]
+            u = r.random(len(i))
+            kj = np.minimum((cum[i] < u[:, None]).sum(axis=1), K * J - 1)
+            k, j = np.divmod(kj, J)
+            d = D_GRID[j] + r.uniform(-step / 2, step / 2, len(i))
+            eta = fit.theta[:, topic_r[i] * K + k].T - d[:, None]
+            p[sl] = _cell_draws(fit, eta, S_r[i], G_r[i].astype(np.float64), r, table)
+        return p, topic_r[src], G_r[src]
+
+    return sample

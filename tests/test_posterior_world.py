@@ -1,0 +1,81 @@
+"""The audit's ``posterior`` world: the data's prompts, cell rates drawn from
+their posterior under the fitted model."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import capfront as cf
+from capfront.debias._input import counts
+from capfront.debias.latent import _cells, fit_latent
+from capfront.debias.posterior_world import (
+    E_GRID,
+    _cell_draws,
+    _QuantileTable,
+    posterior_sampler,
+)
+
+
+@pytest.mark.parametrize("family", ["logitnormal", "betabinomial"])
+def test_posterior_draws_of_data_from_the_model_have_the_models_distribution(family):
+    # data drawn from the fitted model itself: a posterior draw given each
+    # prompt's counts is then a draw from the prior (the model's own prompts)
+    S, G = counts(cf.simulate(800, 4, 8, seed=2), "test")
+    f = fit_latent(S, G, None, family=family)
+    floor = 0.3 if family == "logitnormal" else 0.05  # a real cell effect
+    f = dataclasses.replace(f, scale=max(f.scale, floor))
+    r = np.random.default_rng(1)
+    p, _ = f.simulate_p(800, r, np.array([1.0]))
+    S2 = r.binomial(G, p)
+    tables, cell_row = _cells(S2, G)
+    f2 = dataclasses.replace(
+        f, tables=tables, cell_row=cell_row, topic=np.zeros(800, np.int64)
+    )
+    q, label, Gq = posterior_sampler(f2, S2, G, np.arange(800))(
+        20000, np.random.default_rng(3)
+    )
+    assert q.shape == (20000, 4) and Gq.shape == q.shape and (label == 0).all()
+    assert ((q >= 0) & (q <= 1)).all()
+    # averaged over the source prompts, a posterior draw is centred on the
+    # prompts' true rates (posterior SD per prompt ~0.1: ~0.004 over 800)
+    assert q.max(axis=1).mean() == pytest.approx(p.max(axis=1).mean(), abs=0.012)
+    np.testing.assert_allclose(q.mean(axis=0), p.mean(axis=0), atol=0.012)
+    # a posterior draw follows its prompt's counts: more successes, higher rate
+    src_rate = (S2 / G).mean(axis=1)
+    assert np.corrcoef(src_rate, p.mean(axis=1))[0, 1] > 0.5
+
+
+def test_tabulated_cell_posterior_matches_the_direct_grid():
+    s = np.array([[0.0, 3.0, 8.0, 5.0]])
+    g = np.array([[8.0, 8.0, 8.0, 10.0]])
+    eta = np.array([[0.37, -1.23, 2.05, 0.0]])
+    f = dataclasses.make_dataclass("F", ["family", "scale"])("logitnormal", 1.2)
+    n = 15000
+    rep = lambda a: np.repeat(a, n, axis=0)  # noqa: E731
+    table = _QuantileTable(1.2, rep(s).astype(np.int64), rep(g).astype(np.int64))
+    a = _cell_draws(f, rep(eta), rep(s), rep(g), np.random.default_rng(0), table)
+    b = _cell_draws(f, rep(eta), rep(s), rep(g), np.random.default_rng(1))
+    np.testing.assert_allclose(a.mean(axis=0), b.mean(axis=0), atol=7e-3)
+    np.testing.assert_allclose(a.std(axis=0), b.std(axis=0), atol=7e-3)
+    # the exact posterior mean of p by quadrature on a fine grid
+    e = np.linspace(-8, 8, 4001)
+    x = eta[0][:, None] + 1.2 * e[None, :]
+    pp = 1 / (1 + np.exp(-x))
+    w = np.exp(-0.5 * e**2) * pp ** s[0][:, None] * (1 - pp) ** (g - s)[0][:, None]
+    exact = (w * pp).sum(axis=1) / w.sum(axis=1)
+    np.testing.assert_allclose(b.mean(axis=0), exact, atol=7e-3)
+    assert len(E_GRID) > 20
+
+
+def test_audit_simulates_the_posterior_world_and_checks_it():
+    res = cf.simulate(300, 3, 6, seed=5)
+    a = cf.audit(
+        res, n_sims=4, seed=1, methods=("naive", "pgm"), worlds=("latent", "posterior")
+    )
+    assert set(a.world_weights) == {"latent", "posterior"}
+    assert set(a.checks.world) == {"latent", "posterior"}
+    row = a.world_table.loc[("posterior", "pgm")]
+    assert np.isfinite(row["bias"]) and row["rmse"] >= abs(row["bias"])
