@@ -231,6 +231,143 @@ def _graded_curve_cases(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
+def _latent_inputs(n_classes: int = 1) -> dict[str, Any]:
+    """A small latent fit's E-step inputs (3 topics; ``n_classes`` theta columns
+    per topic, the classes' columns shifted apart)."""
+    from capfront.debias import latent
+
+    res = cf.simulate(40, 3, 5, n_topics=3, seed=2, as_counts=True)
+    S, G = np.asarray(res.successes), np.asarray(res.n_draws).copy()
+    G[3, 1] = 0  # a cell not run
+    S = np.where(G > 0, S, 0)
+    topic = np.asarray(res.topic).astype(np.int64)
+    fit = latent.fit_latent(S, G, topic, max_iter=3, backend="numpy")
+    theta = np.repeat(fit.theta, n_classes, axis=1)
+    theta += np.tile(np.linspace(-1.0, 1.0, n_classes), 3)[None, :]
+    logh = fit.tables.logh(fit.family, fit.scale)
+    return {
+        "fit": fit,
+        "table": latent._cell_table(logh, theta),
+        "logh": logh,
+        "cand": latent._candidates(5.0)[0],
+        "log_w": np.log(np.maximum(fit.weights, 1e-300)),
+        "far_w": np.where(latent.D_GRID > 9, 0.0, -92.0),  # mass far from the data
+    }
+
+
+def _estep_cases(rng: np.random.Generator) -> dict[str, Case]:
+    # (the posteriors written to resp are compared through pgm_class_estep's)
+    x = _latent_inputs()
+    f, t, lw = x["fit"], x["table"], x["log_w"]
+    J = len(lw)
+
+    def case(n: slice, log_w=lw, ll=True) -> Case:
+        rows, tp = f.cell_row[n].copy(), f.topic[n].copy()
+        m = len(tp)
+        return (t, rows, tp, log_w, np.empty((m, J)), np.empty(m) if ll else None)
+
+    return {
+        "empty": case(slice(0, 0)),
+        "one row": case(slice(0, 1)),
+        "no ll_out": case(slice(None), ll=False),
+        "prior far from the data": case(slice(None), x["far_w"]),
+        "general": case(slice(None)),
+    }
+
+
+def _estep_stats_cases(rng: np.random.Generator) -> dict[str, Case]:
+    out = {}
+    for label, (t, rows, tp, lw, resp, _) in _estep_cases(rng).items():
+        out[label] = (t, rows, tp, lw, resp, t.shape[1], t.shape[2])
+    out["wrong table shape refused"] = (*out["general"][:5], 1, 1)
+    return out
+
+
+def _latent_stats_cases(rng: np.random.Generator) -> dict[str, Case]:
+    f = _latent_inputs()["fit"]
+    K, R = f.theta.shape[1], f.tables.n_rows
+    return {
+        "empty": (f.resp[:0], f.cell_row[:0], f.topic[:0], K, R),
+        "one row": (f.resp[:1], f.cell_row[:1].copy(), f.topic[:1].copy(), K, R),
+        "general": (f.resp, f.cell_row, f.topic, K, R),
+    }
+
+
+def _mstep_cases(rng: np.random.Generator) -> dict[str, Case]:
+    x = _latent_inputs()
+    f = x["fit"]
+    # any non-negative statistics; a (model, topic) never run
+    C3 = rng.random((f.theta.size, f.tables.n_rows, len(f.weights)))
+    C3[0] = 0.0
+    return {
+        "one row": (C3[:1].copy(), x["logh"], x["cand"]),
+        "one candidate": (C3, x["logh"], x["cand"][:, :1].copy()),
+        "general": (C3, x["logh"], x["cand"]),
+    }
+
+
+def _window_cases(rng: np.random.Generator) -> dict[str, Case]:
+    C3, logh, cand = _mstep_cases(rng)["general"]
+    n_c = cand.shape[1]
+    lo = rng.integers(0, n_c - 5, C3.shape[0])
+    return {
+        "width 1": (C3, logh, cand, lo, 1),
+        "at both ends": (C3, logh, cand, np.resize([0, n_c - 5], C3.shape[0]), 5),
+        "general": (C3, logh, cand, lo, 5),
+    }
+
+
+def _emax_cases(rng: np.random.Generator) -> dict[str, Case]:
+    import dataclasses
+
+    from capfront.debias import latent
+
+    f = _latent_inputs()["fit"]
+    point = dataclasses.replace(f, scale=0.0)
+    one, few = (
+        dataclasses.replace(
+            f, resp=f.resp[:n], cell_row=f.cell_row[:n].copy(), topic=f.topic[:n].copy()
+        )
+        for n in (1, 4)
+    )
+    return {
+        "one row": latent._emax_args(one, 1e-6),
+        "point mass": latent._emax_args(point, 1e-6),
+        "every grid point": latent._emax_args(few, 0.0, stride=3),
+        "general": latent._emax_args(f, 1e-6),
+    }
+
+
+def _class_estep_cases(rng: np.random.Generator) -> dict[str, Case]:
+    x = _latent_inputs(n_classes=2)
+    f, t, lw = x["fit"], x["table"], x["log_w"]
+    N = len(f.topic)
+    log_pi = np.log(np.array([[0.5, 0.5], [0.9, 0.1], [1e-300, 1.0]]))
+    # previous responsibilities (each prompt keeps a pair: they sum to 1)
+    prev = np.zeros((N, 2))
+    prev[:, 0] = np.where(rng.random(N) < 0.3, 0.0, rng.random(N))
+    prev[:, 1] = 1.0 - prev[:, 0]
+    args = (t, f.cell_row, f.topic, 2, lw, log_pi)
+    return {
+        "one row": (
+            t,
+            f.cell_row[:1].copy(),
+            f.topic[:1].copy(),
+            *args[3:],
+            None,
+            0.0,
+            0.0,
+            1,
+            True,
+            True,
+            True,
+        ),  # fmt: skip
+        "posteriors only": (*args, None, 0.0, 0.0, 4096, False, True, True),
+        "statistics": (*args, None, 1e-8, 1e-8, 7, True, False, False),
+        "sparse pairs": (*args, prev, 0.3, 1e-8, 16, True, True, True),
+    }
+
+
 CASES: dict[str, Callable[[np.random.Generator], dict[str, Case]]] = {
     "naive_oracle_rows": _oracle_cases,
     "union_oracle_rows": _oracle_cases,
@@ -244,6 +381,13 @@ CASES: dict[str, Callable[[np.random.Generator], dict[str, Case]]] = {
     "subsample_curve_rows": _curve_cases,
     "graded_crossfit_rows": _graded_crossfit_cases,
     "graded_curve_rows": _graded_curve_cases,
+    "pgm_estep": _estep_cases,
+    "pgm_stats": _latent_stats_cases,
+    "pgm_estep_stats": _estep_stats_cases,
+    "pgm_mstep_scores": _mstep_cases,
+    "pgm_mstep_scores_window": _window_cases,
+    "pgm_emax": _emax_cases,
+    "pgm_class_estep": _class_estep_cases,
 }
 
 
@@ -279,6 +423,9 @@ def _stats_view(raw: dict, args: Case) -> dict:
 #: kernels whose backends agree to rounding, not bit for bit (the compiled ones
 #: sum the hypergeometric probabilities by their own recursion, NumPy by SciPy's)
 TOLERANCE = {"crossfit_rows": 1e-12, "subsample_curve_rows": 1e-12}
+#: (the latent model's compiled kernels skip a prompt's far posterior tail,
+#: multiply by the normaliser's inverse and sum in their own order)
+TOLERANCE.update({name: 1e-9 for name, k in kernels().items() if k.family == "latent"})
 
 #: kernel -> what of its output the backends must agree on (default: all of it)
 VIEWS: dict[str, Callable[[Any, Case], Any]] = {"sufficient_stats": _stats_view}

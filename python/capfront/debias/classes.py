@@ -45,9 +45,10 @@ import warnings
 
 import numpy as np
 from scipy.cluster.vq import kmeans2
-from scipy.special import logsumexp
 
-from .._backend import core, resolve_backend
+from .._backend import resolve_backend
+from .._kernels import dispatch
+from .._kernels.latent import block_rows
 from .latent import (
     D_GRID,
     FAMILIES,
@@ -62,10 +63,8 @@ from .latent import (
     _cell_table,
     _cells,
     _emax,
-    _estep,
     _m_step,
     _stats,
-    block_rows,
     fit_decomposition,
     fit_latent,
 )
@@ -133,44 +132,15 @@ def _pairs(cell_row, topic, K: int):
     return rows, grp
 
 
-def _class_estep(name, table, cell_row, topic, K, log_w, log_pi, active=None):
+def _class_estep(name, table, cell_row, topic, K, log_w, log_pi):
     """E-step over (prompt, class) pairs: ``(ll, r (N, K), resp (N K, J), rows,
-    grp)``. ``active`` (N K bools): only these pairs are computed, the others get
-    ``r = 0`` (pairs whose class had a negligible responsibility: sparse EM)."""
-    N = len(topic)
+    grp)``."""
+    ll, r, _, _, resp, _ = dispatch("pgm_class_estep", name)(
+        table, cell_row, topic, K, log_w, log_pi, None, 0.0, 0.0,
+        block_rows(len(topic), table.size), False, True, False,
+    )  # fmt: skip
     rows, grp = _pairs(cell_row, topic, K)
-    J = len(log_w)
-    if name == "cpp" and active is None:
-        ll, r, _, _, resp, _ = core().pgm_class_estep(
-            table, cell_row, topic, K, log_w, log_pi, None, 0.0, 0.0,
-            block_rows(N, table.size), False, True, False,
-        )  # fmt: skip
-        return float(ll), r, resp, rows, grp
-    if active is None or active.all():
-        resp = np.empty((N * K, J))
-        ll_pair = np.empty(N * K)
-        _estep(name, table, rows, grp, log_w, resp, ll_pair)
-    else:
-        idx = np.flatnonzero(active)
-        resp = np.zeros((N * K, J))
-        ll_pair = np.full(N * K, -np.inf)
-        part = np.empty((len(idx), J))
-        ll_part = np.empty(len(idx))
-        _estep(
-            name,
-            table,
-            np.ascontiguousarray(rows[idx]),
-            np.ascontiguousarray(grp[idx]),
-            log_w,
-            part,
-            ll_part,
-        )
-        resp[idx] = part
-        ll_pair[idx] = ll_part
-    lr = ll_pair.reshape(N, K) + log_pi[topic]
-    lse = logsumexp(lr, axis=1)
-    r = np.exp(lr - lse[:, None])
-    return float(lse.sum()), r, resp, rows, grp
+    return float(ll), r, resp, rows, grp
 
 
 def _em_estep(name, table, cell_row, topic, K, n_labels, n_rows, log_w, log_pi, prev_r):
@@ -178,35 +148,16 @@ def _em_estep(name, table, cell_row, topic, K, n_labels, n_rows, log_w, log_pi, 
     the M-step statistics ``C (L, T K, R, J)`` of the ``r``-weighted pair
     posteriors (pairs with ``r > KEEP_R``) and the difficulty prior's update.
     ``prev_r``: the previous responsibilities (pairs below ``SPARSE_R`` are
-    skipped: sparse EM) or ``None`` (all pairs). The C++ backend computes both in
-    one pass and stores no pair posteriors."""
-    N, L = cell_row.shape
-    if name == "cpp":
-        ll, r, C, wsum, _, _ = core().pgm_class_estep(
-            table, cell_row, topic, K, log_w, log_pi, prev_r, SPARSE_R, KEEP_R,
-            block_rows(N, table.size), True, False, False,
-        )  # fmt: skip
-        return float(ll), r, lambda: (C, wsum / N)
-    active = None if prev_r is None else prev_r.reshape(-1) >= SPARSE_R
-    ll, r, resp, rows, grp = _class_estep(
-        name, table, cell_row, topic, K, log_w, log_pi, active
-    )
-
-    def stats():
-        w = resp * r.reshape(-1, 1)  # (prompt, class) weights of the statistics
-        weights = w.reshape(N, K, -1).sum(axis=1).mean(axis=0)
-        keep = r.reshape(-1) > KEEP_R
-        C = _stats(
-            name,
-            np.ascontiguousarray(w[keep]),
-            np.ascontiguousarray(rows[keep]),
-            np.ascontiguousarray(grp[keep]),
-            n_labels * K,
-            n_rows,
-        ).reshape(L, n_labels * K, n_rows, -1)
-        return C, weights
-
-    return ll, r, stats
+    skipped: sparse EM) or ``None`` (all pairs). (The C++ kernel computes both in
+    one pass and stores no pair posteriors.)"""
+    N = cell_row.shape[0]
+    if table.shape[1:3] != (n_labels * K, n_rows):
+        raise ValueError(f"table {table.shape} does not hold {n_labels} x {K} columns")
+    ll, r, C, wsum, _, _ = dispatch("pgm_class_estep", name)(
+        table, cell_row, topic, K, log_w, log_pi, prev_r, SPARSE_R, KEEP_R,
+        block_rows(N, table.size), True, False, False,
+    )  # fmt: skip
+    return float(ll), r, lambda: (C, wsum / N)
 
 
 def fit_classes(

@@ -35,15 +35,11 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import betainc, expit, gammaln, logsumexp, ndtr, polygamma
+from scipy.special import betainc, expit, gammaln, ndtr, polygamma
 
-from .._backend import core, resolve_backend
-from .._numba_debias import (
-    pgm_emax_nb,
-    pgm_estep_nb,
-    pgm_mstep_scores_nb,
-    pgm_stats_nb,
-)
+from .._backend import resolve_backend
+from .._kernels import dispatch
+from .._kernels.latent import _matmul, log_mixing
 from .bias_correction import _identity
 from .result import Decomposition
 
@@ -361,9 +357,11 @@ def _lik_times_mix(lik: np.ndarray, compact: bool, mix: np.ndarray) -> np.ndarra
     return out
 
 
-def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # einsum's own loop, not BLAS: OpenBLAS threads stall badly on a loaded machine
-    return np.einsum("ij,jk->ik", a, b, optimize=False)
+def _log_mixing(
+    family: int, scale: float, eta: np.ndarray, t_grid: np.ndarray = T_GRID
+) -> np.ndarray:
+    """``log m(t | eta)`` on ``t_grid`` (default: the t grid) up to a constant."""
+    return log_mixing(family, scale, eta, t_grid)
 
 
 def _eta_index(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -384,83 +382,26 @@ def _cell_table(logh: np.ndarray, theta: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(t.transpose(1, 2, 0, 3))
 
 
-# ------------------------------------------------------------------ backends
+# ------------------------------------------------------------------ kernels
+# (``capfront._kernels.latent``: each one's NumPy reference, Numba port and C++
+# binding; these helpers keep the call sites' names)
 def _estep(name, table, cell_row, topic, log_w, resp, ll_out=None) -> float:
     """E-step: fills ``resp`` (N, J) and, if given, ``ll_out`` (N,) with each
     prompt's log marginal likelihood; returns their sum."""
-    if name == "cpp":
-        return float(core().pgm_estep(table, cell_row, topic, log_w, resp, ll_out))
-    if name == "numba":
-        return pgm_estep_nb(table, cell_row, topic, log_w, resp, ll_out)
-    return _estep_np(table, cell_row, topic, log_w, resp, ll_out)
-
-
-def _estep_np(table, cell_row, topic, log_w, resp, ll_out=None) -> float:
-    N, L = cell_row.shape
-    ll = 0.0
-    lidx = np.arange(L)[None, :]
-    for start in range(0, N, 4096):
-        sl = slice(start, start + 4096)
-        rows = cell_row[sl]
-        vals = table[lidx, topic[sl][:, None], np.maximum(rows, 0)]  # (n, L, J)
-        vals = np.where((rows >= 0)[:, :, None], vals, 0.0)
-        logpost = log_w[None, :] + vals.sum(axis=1)
-        mx = logpost.max(axis=1, keepdims=True)
-        e = np.exp(logpost - mx)
-        tot = e.sum(axis=1, keepdims=True)
-        r = e / tot
-        resp[sl] = np.where(r < 1e-12, 0.0, r)  # as the C++ kernel
-        lln = mx[:, 0] + np.log(tot[:, 0])
-        if ll_out is not None:
-            ll_out[sl] = lln
-        ll += float(lln.sum())
-    return ll
+    return dispatch("pgm_estep", name)(table, cell_row, topic, log_w, resp, ll_out)
 
 
 def _estep_stats(name, table, cell_row, topic, log_w, resp, K, R):
-    if name == "cpp":
-        block = block_rows(cell_row.shape[0], table.size)
-        ll, C = core().pgm_estep_stats(table, cell_row, topic, log_w, resp, block)
-        return float(ll), C
-    ll = _estep(name, table, cell_row, topic, log_w, resp)
-    return ll, _stats(name, resp, cell_row, topic, K, R)
-
-
-# the fused kernels' per-block partial statistics stay below this many doubles
-PARTIAL_MAX = 1 << 25
-
-
-def block_rows(N: int, n_stats: int) -> int:
-    """Prompts per block of the fused E-step kernels: a function of the data's
-    shape only (not of the thread count), so that their block-ordered sums are
-    thread-count independent; at most 16 blocks, and few enough that the blocks'
-    partial statistics (``n_stats`` doubles each) stay below ``PARTIAL_MAX``."""
-    n_blocks = max(1, min(16, PARTIAL_MAX // max(int(n_stats), 1)))
-    return max(4096, -(-int(N) // n_blocks))
+    """E-step and the M-step statistics ``C (L, K, R, J)``: ``(ll, C)``."""
+    return dispatch("pgm_estep_stats", name)(table, cell_row, topic, log_w, resp, K, R)
 
 
 def _stats(name, resp, cell_row, topic, K, R) -> np.ndarray:
-    if name == "cpp":
-        return core().pgm_stats(resp, cell_row, topic, K, R)
-    if name == "numba":
-        return pgm_stats_nb(resp, cell_row, topic, K, R)
-    N, L = cell_row.shape
-    J = resp.shape[1]
-    C = np.zeros((L, K, R, J))
-    for l in range(L):
-        ok = cell_row[:, l] >= 0
-        np.add.at(C[l], (topic[ok], cell_row[ok, l]), resp[ok])
-    return C
+    return dispatch("pgm_stats", name)(resp, cell_row, topic, K, R)
 
 
 def _mstep_scores(name, C3, logh, cand):
-    if name == "cpp":
-        return core().pgm_mstep_scores(C3, logh, cand)
-    if name == "numba":
-        return pgm_mstep_scores_nb(C3, logh, cand)
-    LK = C3.shape[0]
-    A = logh[:, cand].reshape(-1, cand.shape[1])  # (R*J, n_cand)
-    return _matmul(C3.reshape(LK, -1), A)
+    return dispatch("pgm_mstep_scores", name)(C3, logh, cand)
 
 
 THETA_WINDOW = 41  # M-step candidates around the current theta (+- 2.0)
@@ -477,10 +418,7 @@ def _mstep_window(name, C3, logh, cand, theta_flat, penalty):
     lo = np.ascontiguousarray(np.clip(cur - width // 2, 0, n_c - width))
     cols = lo[:, None] + np.arange(width)[None, :]
     rows = np.arange(LK)[:, None]
-    if name == "cpp":
-        fw = core().pgm_mstep_scores_window(C3, logh, cand, lo, width)
-    else:
-        fw = _mstep_scores(name, C3, logh, cand)[rows, cols]
+    fw = dispatch("pgm_mstep_scores_window", name)(C3, logh, cand, lo, width)
     f = np.full((LK, n_c), -np.inf)
     f[rows, cols] = fw
     k = (fw + penalty[cols]).argmax(axis=1)
@@ -502,6 +440,12 @@ def _auto_stride(fit) -> int:
 
 
 def _emax(name, fit, min_resp, stride=None):
+    """Posterior maximum of a fit: ``(E[max], E[max^2], E[p])``."""
+    return dispatch("pgm_emax", name)(*_emax_args(fit, min_resp, stride))
+
+
+def _emax_args(fit, min_resp, stride=None) -> tuple:
+    """The ``pgm_emax`` kernel's arguments for a fit."""
     fam = FAMILIES.index(fit.family)
     if stride is None:
         stride = _auto_stride(fit)
@@ -527,7 +471,7 @@ def _emax(name, fit, min_resp, stride=None):
         tails = grid_tails(fit.family, scale, eta, t_grid[0] - half, t_grid[-1] + half)
     else:
         tails = np.zeros(fit.theta.shape + (len(D_GRID), 3))
-    args = (
+    return (
         fit.resp,
         fit.cell_row,
         fit.topic,
@@ -545,98 +489,6 @@ def _emax(name, fit, min_resp, stride=None):
         np.ascontiguousarray(tails),
         fit.tables.edge_loglik,
     )
-    if name == "cpp":
-        return core().pgm_emax(*args)
-    if name == "numba":
-        return pgm_emax_nb(*args)
-    return _emax_np(*args)
-
-
-def _log_mixing(
-    family: int, scale: float, eta: np.ndarray, t_grid: np.ndarray = T_GRID
-) -> np.ndarray:
-    """``log m(t | eta)`` on ``t_grid`` up to a constant, ``(len(eta), n_t)``."""
-    t = np.asarray(t_grid)[None, :]
-    eta = np.asarray(eta, dtype=np.float64)[:, None]
-    if family == 0:
-        return -0.5 * ((t - eta) / scale) ** 2
-    c = (1.0 - scale) / scale
-    q = expit(eta)
-    return q * c * (-np.logaddexp(0, -t)) + (1 - q) * c * (-np.logaddexp(0, t))
-
-
-def _emax_np(
-    resp,
-    cell_row,
-    topic,
-    theta,
-    d_grid,
-    loglik,
-    t_grid,
-    family,
-    scale,
-    cut,
-    w1,
-    w2,
-    min_resp,
-    eps,
-    tails,
-    edge_loglik,
-):
-    """Reference: per prompt and active difficulty point, every cell's posterior on
-    the full t grid in log space (plus the atoms at ``p = 0`` and ``p = 1`` that
-    hold the cell effect's mass beyond the grid), its CDF at the nodes, the
-    trapezoid of ``1 - prod_l F_l``."""
-    N, L = cell_row.shape
-    p_t = expit(t_grid)
-    emax = np.empty(N)
-    emax2 = np.empty(N)
-    pmean = np.zeros((N, L))
-    for n in range(N):
-        k = topic[n]
-        obs = np.flatnonzero(cell_row[n] >= 0)
-        rows = cell_row[n, obs]
-        active = np.flatnonzero(resp[n] >= min_resp)
-        r = resp[n, active]
-        s1 = np.empty(len(active))
-        s2 = np.empty(len(active))
-        for i, j in enumerate(active):
-            eta = theta[obs, k] - d_grid[j]
-            if not scale > 0:
-                sig = expit(eta)
-                s1[i], s2[i] = sig.max(), sig.max() ** 2
-                pmean[n, obs] += r[i] * sig
-                continue
-            lm = _log_mixing(family, scale, eta, t_grid)  # (Lo, T)
-            down, up, inside = tails[obs, k, j].T
-            with np.errstate(divide="ignore"):
-                # density scaled to the mass inside; atoms in the same units
-                lz = logsumexp(lm, axis=1) - np.log(
-                    np.where(inside > 1e-300, inside, 1)
-                )
-                lz = np.where(inside > 1e-300, lz, 0.0)
-                lm = np.where((inside > 1e-300)[:, None], lm, -np.inf)
-                la_lo = edge_loglik[rows, 0] + np.log(down) + lz
-                la_hi = edge_loglik[rows, 1] + np.log(up) + lz
-            lw = loglik[rows] + lm
-            mx = np.maximum(lw.max(axis=1), np.maximum(la_lo, la_hi))
-            w = np.exp(lw - mx[:, None])
-            a_lo, a_hi = np.exp(la_lo - mx), np.exp(la_hi - mx)
-            tot = w.sum(axis=1) + a_lo + a_hi
-            cum = np.concatenate([np.zeros((len(obs), 1)), np.cumsum(w, axis=1)], 1)
-            cum += a_lo[:, None]  # (the atom at p = 1: F(1-) at the node x = 1)
-            wp = np.pad(w, ((0, 0), (1, 1)))  # wp[:, i + 1] = w[:, i], 0 outside
-            # partial sums with the end correction (w[cut] - w[cut - 1]) / 24
-            corr = (wp[:, cut + 1] - wp[:, cut]) / 24.0
-            F = np.clip((cum[:, cut] + corr) / tot[:, None], 0.0, 1.0)
-            tail = 1.0 - F.prod(axis=0)
-            s1[i] = tail @ w1
-            s2[i] = tail @ w2
-            pmean[n, obs] += r[i] * (w @ p_t + a_hi) / tot
-        emax[n] = (r @ s1) / r.sum()
-        emax2[n] = (r @ s2) / r.sum()
-        pmean[n] /= r.sum()
-    return emax, emax2, pmean
 
 
 # ------------------------------------------------------------------ the fit
@@ -1005,10 +857,8 @@ def resp_blocks(fit: LatentFit, name: str):
         sl = slice(a, min(N, a + LEAN_BLOCK))
         resp = np.empty((sl.stop - a, len(D_GRID)))
         rows = np.ascontiguousarray(fit.cell_row[sl])
-        if name == "cpp":  # the fit's own kernel: the same posteriors
-            _estep_stats(name, table, rows, fit.topic[sl], log_w, resp, K, 1)
-        else:
-            _estep(name, table, rows, fit.topic[sl], log_w, resp)
+        # the fit's own kernel: the same posteriors as its last E-step
+        _estep_stats(name, table, rows, fit.topic[sl], log_w, resp, K, table.shape[2])
         yield sl, resp
 
 
