@@ -368,6 +368,117 @@ def _class_estep_cases(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
+# ---------------------------------------------------------------- resampling
+_SEED = 5 | (1 << 32)  # both Philox key words non-zero
+
+
+def _philox_cases(rng: np.random.Generator) -> dict[str, Case]:
+    return {
+        "none": (_SEED, 0, 0, 0, 0),
+        "one block": (_SEED, 3, 1, 0, 4),
+        "unaligned start (refused)": (_SEED, 2, 2, 5, 11),
+        "aligned start": (_SEED, 2, 2, 8, 11),
+        "high counter": (7, 2**31 + 5, 0, 2**33 - 2, 9),
+    }
+
+
+def _offsets() -> np.ndarray:
+    return np.array([0, 7, 20], dtype=np.int64)  # two strata, 7 and 13 prompts
+
+
+def _counts_cases(rng: np.random.Generator) -> dict[str, Case]:
+    return {
+        "no replicate": (_offsets(), _SEED, 0, 0),
+        "one prompt": (np.array([0, 1], dtype=np.int64), _SEED, 0, 3),
+        "strata": (_offsets(), _SEED, 3, 5),
+    }
+
+
+def _sums_cases(rng: np.random.Generator) -> dict[str, Case]:
+    z8 = rng.integers(-5, 9, (2, 20)).astype(np.int8)
+    z64 = rng.integers(-1000, 1000, (1, 20)).astype(np.int64)
+    return {
+        "both columns": (_offsets(), _SEED, 3, 4, z8, z64),
+        "int8 only": (_offsets(), _SEED, 0, 2, z8, z64[:0]),
+        "int64 only": (_offsets(), _SEED, 0, 2, z8[:0], z64),
+        "no replicate": (_offsets(), _SEED, 0, 0, z8, z64),
+    }
+
+
+def _two_level_cases(rng: np.random.Generator) -> dict[str, Case]:
+    from capfront.resampling.columns import _binomial_thresholds
+
+    S = rng.integers(0, 5, (20, 3)).astype(np.uint8)
+    T = _binomial_thresholds(4)
+    return {
+        "max and cells": (_offsets(), _SEED, 0, 3, S, T, True, True),
+        "max only": (_offsets(), _SEED, 2, 2, S, T, True, False),
+        "one model": (_offsets(), _SEED, 0, 2, S[:, :1].copy(), T, True, True),
+    }
+
+
+def _class_inputs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    offsets = np.array([0, 3, 5], dtype=np.int64)  # two strata, 3 and 2 classes
+    size = np.array([10, 1, 400, 7, 9], dtype=np.int64)
+    value = np.array([-3, 0, 5, 1, 2], dtype=np.int64)
+    return offsets, size, value
+
+
+def _class_counts_cases(rng: np.random.Generator) -> dict[str, Case]:
+    off, size, _ = _class_inputs()
+    one = np.array([0, 1], dtype=np.int64)
+    return {
+        "strata": (off, size, _SEED, 2, 6),
+        "one class": (one, np.array([12], dtype=np.int64), _SEED, 0, 3),
+        "no replicate": (off, size, _SEED, 0, 0),
+    }
+
+
+def _class_sums_cases(rng: np.random.Generator) -> dict[str, Case]:
+    off, size, value = _class_inputs()
+    return {
+        "strata": (off, size, value, _SEED, 2, 6),
+        "no replicate": (off, size, value, _SEED, 0, 0),
+    }
+
+
+def _poisson_cases(rng: np.random.Generator) -> dict[str, Case]:
+    keys = np.array([0, 1, 2**40 + 3, 2**61 + 11, 17], dtype=np.int64)
+    values = rng.integers(-50, 50, (5, 2)).astype(np.int64)
+    return {
+        "keys above 2^61": (keys, values, _SEED, 4),
+        "key 2^62 (refused)": (keys + np.int64(2**62 - 2**61 - 11), values, _SEED, 1),
+        "one row": (keys[:1], values[:1], _SEED, 3),
+        "empty": (keys[:0], values[:0], _SEED, 2),
+    }
+
+
+# ---------------------------------------------------------------- expected max
+def _emax_rows_cases(rng: np.random.Generator) -> dict[str, Case]:
+    p = rng.random((37, 4))  # > 16 rows: the lane blocks and a remainder
+    p[3] = [0.0, 1.0, 0.5, 0.5]
+    one = np.full((1, 4), 10, dtype=np.int64)
+    ragged = rng.integers(1, 12, (37, 4)).astype(np.int64)
+    return {
+        "shared draws": (p, one),
+        "ragged draws": (p, ragged),
+        "one row": (p[:1], ragged[:1]),
+        "one model": (p[:, :1], np.full((1, 1), 5, dtype=np.int64)),
+        "G = 1": (p, np.ones((1, 4), dtype=np.int64)),
+    }
+
+
+def _curve_mean_cases(rng: np.random.Generator) -> dict[str, Case]:
+    G = rng.integers(3, 7, (12, 3)).astype(np.int64)
+    S = rng.integers(0, 7, G.shape).astype(np.int64) % (G + 1)
+    sizes = np.array([1, 2, 3], dtype=np.int64)
+    return {
+        "counts": (S, G, sizes),
+        "one row": (S[:1], G[:1], sizes),
+        "one model": (S[:, :1].copy(), G[:, :1].copy(), sizes[:2]),
+    }
+
+
 CASES: dict[str, Callable[[np.random.Generator], dict[str, Case]]] = {
     "naive_oracle_rows": _oracle_cases,
     "union_oracle_rows": _oracle_cases,
@@ -388,6 +499,15 @@ CASES: dict[str, Callable[[np.random.Generator], dict[str, Case]]] = {
     "pgm_mstep_scores_window": _window_cases,
     "pgm_emax": _emax_cases,
     "pgm_class_estep": _class_estep_cases,
+    "philox_words": _philox_cases,
+    "bootstrap_counts": _counts_cases,
+    "bootstrap_sums": _sums_cases,
+    "bootstrap_two_level_sums": _two_level_cases,
+    "bootstrap_class_counts": _class_counts_cases,
+    "bootstrap_class_sums": _class_sums_cases,
+    "poisson_sums": _poisson_cases,
+    "expected_max_binomial_rows": _emax_rows_cases,
+    "subsample_curve_mean": _curve_mean_cases,
 }
 
 
@@ -422,7 +542,13 @@ def _stats_view(raw: dict, args: Case) -> dict:
 
 #: kernels whose backends agree to rounding, not bit for bit (the compiled ones
 #: sum the hypergeometric probabilities by their own recursion, NumPy by SciPy's)
-TOLERANCE = {"crossfit_rows": 1e-12, "subsample_curve_rows": 1e-12}
+# SciPy's hypergeometric / binomial CDFs against the compiled recursions
+TOLERANCE = {
+    "crossfit_rows": 1e-12,
+    "subsample_curve_rows": 1e-12,
+    "expected_max_binomial_rows": 1e-14,
+    "subsample_curve_mean": 1e-12,
+}
 #: (the latent model's compiled kernels skip a prompt's far posterior tail,
 #: multiply by the normaliser's inverse and sum in their own order)
 TOLERANCE.update({name: 1e-9 for name, k in kernels().items() if k.family == "latent"})

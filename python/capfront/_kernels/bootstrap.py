@@ -534,13 +534,23 @@ def bootstrap_class_sums_np(  # noqa: ANN201
     return counts @ np.asarray(class_value, dtype=np.int64)
 
 
+def _check_keys(keys) -> np.ndarray:  # noqa: ANN001
+    """Prompt keys as int64, refused outside ``[0, 2^62)`` (as the C++ binding:
+    the counter holds a key's low and high 32-bit halves, the top two bits are
+    reserved)."""
+    keys = np.asarray(keys, dtype=np.int64)
+    if keys.size and (int(keys.min()) < 0 or int(keys.max()) >= 1 << 62):
+        raise ValueError("keys must lie in [0, 2^62)")
+    return keys
+
+
 # the plain-Python body of the Numba function: the same operations, in order
 _poisson1 = getattr(poisson1_nb, "py_func", poisson1_nb)
 
 
 def poisson_sums_np(keys, values, seed, n_resamples):  # noqa: ANN001, ANN201
     """Reference of the keyed Poisson bootstrap sums (one Philox block per row)."""
-    keys = np.asarray(keys, dtype=np.int64)
+    keys = _check_keys(keys)
     values = np.asarray(values, dtype=np.int64)
     n, K = values.shape
     pkey = _philox.philox_key(seed)
@@ -575,6 +585,8 @@ def _keyed(port: Callable[..., Any], seed_at: int) -> Callable[..., Any]:
 
 
 def philox_words_numba(seed, rep, stream, start, count):  # noqa: ANN001, ANN201
+    if start % 4:  # as the reference and the C++ binding: whole blocks only
+        raise ValueError("start must be a multiple of 4")
     lo, hi = _philox.philox_key(seed)
     out = np.empty(count + 4, dtype=np.uint32)
     stream_words_nb(lo, hi, rep, stream, start, count, out)
@@ -590,7 +602,11 @@ bootstrap_sums_numba = _keyed(bootstrap_sums_nb, 1)
 bootstrap_two_level_sums_numba = _keyed(bootstrap_two_level_sums_nb, 1)
 bootstrap_class_counts_numba = _keyed(bootstrap_class_counts_nb, 2)
 bootstrap_class_sums_numba = _keyed(bootstrap_class_sums_nb, 3)
-poisson_sums_numba = _keyed(poisson_sums_nb, 2)
+_poisson_sums_numba = _keyed(poisson_sums_nb, 2)
+
+
+def poisson_sums_numba(keys, values, seed, n_resamples):  # noqa: ANN001, ANN201
+    return _poisson_sums_numba(_check_keys(keys), values, seed, n_resamples)
 
 
 def _binding(name: str) -> Callable[..., Any]:
