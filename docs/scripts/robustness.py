@@ -5,7 +5,7 @@ that are not pgm's own model (docs/scripts/worlds.py), against the known truth.
     PYTHONPATH=python nice -n 5 python docs/scripts/robustness.py --reps 20
     # the audit's pick and the coverage of its quoted interval
     PYTHONPATH=python nice -n 5 python docs/scripts/robustness.py --audit \
-        --reps 6 --audit-sims 40
+        --reps 4 --tag validation
     # the markdown tables of docs/estimators.md from the saved rows
     PYTHONPATH=python python docs/scripts/robustness.py --tables
 
@@ -136,7 +136,11 @@ def run_audit(key: dict[str, Any], N: int, sims: int) -> dict[str, Any]:
     row = {**_base_row(key, w, seed), "audit_sims": sims}
     t0 = time.perf_counter()
     try:
-        a = cf.audit(w.results, n_sims=sims, seed=seed)
+        a = (
+            cf.audit(w.results, seed=seed)
+            if sims is None
+            else cf.audit(w.results, n_sims=sims, seed=seed)
+        )
         row["audit_seconds"] = time.perf_counter() - t0
         r = cf.debiased_oracle(w.results, a.recommended, audit=a)
         lo, hi = (np.nan, np.nan) if r.ci is None else r.ci
@@ -149,6 +153,14 @@ def run_audit(key: dict[str, Any], N: int, sims: int) -> dict[str, Any]:
         except Exception:
             pass
         row["family_fit"] = getattr(a, "family", None)
+        row.update(  # what the quoted interval is made of
+            trusted=bool(a.trusted),
+            latent_classes=int(a.latent_classes),
+            sd=float(a.table.loc[a.recommended, "sd"]),
+            max_abs_bias=float(a.table.loc[a.recommended, "max_abs_bias"]),
+            spread=float(a.model_spread()),
+            worlds_passing=" ".join(w for w, v in a.world_weights.items() if v > 0),
+        )
     except Exception as exc:
         row["error"] = f"{type(exc).__name__}: {exc}"[:200]
     return row
@@ -444,7 +456,9 @@ def main() -> None:
     ap.add_argument("--first-rep", type=int, default=0)
     ap.add_argument("--methods", type=lambda s: tuple(s.split(",")), default=METHODS)
     ap.add_argument("--audit", action="store_true", help="audit rows, not methods")
-    ap.add_argument("--audit-sims", type=int, default=40)
+    ap.add_argument(
+        "--audit-sims", type=int, default=None, help="default: the audit's own"
+    )
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1, help="kernel threads/worker")
     ap.add_argument(
