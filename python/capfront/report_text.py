@@ -625,8 +625,9 @@ def _audit_blocks(data: Mapping[str, Any]) -> list[Block]:
         notes = [
             f"each method run on {n if n is not None else 'several'} simulated data "
             "sets shaped like this one, where the true oracle is known: bias and "
-            "RMSE against it; audit interval covered: how often value +- z RMSE "
-            "covered the simulated prompts' oracle; value +- z se covered: how often "
+            "RMSE against it; audit interval covered: how often the audit's own "
+            "half-width (z x worst SD + 2 x the worst bias or model spread) covered "
+            "the simulated prompts' oracle; value +- z se covered: how often "
             "value +- z standard errors covered the population's",
         ]
         if audit.get("note"):

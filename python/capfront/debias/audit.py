@@ -245,9 +245,7 @@ class AuditResult(ResultProtocol):
         """The largest change of ``pgm``'s estimate on the data under the
         rival models (``sensitivity``); 0 for other methods."""
         m = self.recommended if method is None else method
-        if m != "pgm" or self.sensitivity is None or not len(self.sensitivity):
-            return 0.0
-        return float(self.sensitivity["difference"].abs().max())
+        return _spread(self.sensitivity) if m == "pgm" else 0.0
 
     def __repr__(self) -> str:
         w = ", ".join(
@@ -654,6 +652,11 @@ def audit(
                 | {k: v for k, v in s_.items() if not k.startswith("_")}
             )
     world_table = pd.DataFrame(wrows).set_index(["world", "method"])
+    sens = (
+        model_sensitivity(S, G, topic, pfit, names, backend)
+        if "pgm" in methods and sensitivity and short is None
+        else None
+    )
     rows_out = []
     for m in methods:
         parts = [summ[(w, m)] for w in passing]
@@ -677,7 +680,18 @@ def audit(
                     np.mean([p_["coverage_prompts"] for p_ in parts])
                 ),
                 "mean_se": float(np.mean([p_["mean_se"] for p_ in parts])),
-                "interval_coverage": float((np.abs(err) <= z * worst).mean()),
+                # the quoted half-width (AuditResult.interval) on the simulations
+                "interval_coverage": float(
+                    (
+                        np.abs(err)
+                        <= z * max(p_["sd"] for p_ in parts)
+                        + BIAS_FACTOR
+                        * max(
+                            max(abs(p_["bias"]) for p_ in parts),
+                            _spread(sens) if m == "pgm" else 0.0,
+                        )
+                    ).mean()
+                ),
                 "interval_coverage_population": _crossfit_coverage(err_pop, z),
                 "worst_world": max(passing, key=lambda w: summ[(w, m)]["rmse"]),
             }
@@ -687,11 +701,6 @@ def audit(
     col = "rmse_corrected" if correct else "rmse"
     recommended = str((cand if len(cand) else table)[col].idxmin())
     bracket = (float(data_est["crossfit"]), float(data_est["naive"]))
-    sens = (
-        model_sensitivity(S, G, topic, pfit, names, backend)
-        if "pgm" in methods and sensitivity and short is None
-        else None
-    )
     out = AuditResult(
         table=table,
         recommended=recommended,
@@ -717,6 +726,13 @@ def audit(
     out.quoted = quote(out)
     out.seconds = time.perf_counter() - t0
     return out
+
+
+def _spread(sensitivity: pd.DataFrame | None) -> float:
+    """The largest absolute difference in a :func:`model_sensitivity` table."""
+    if sensitivity is None or not len(sensitivity):
+        return 0.0
+    return float(sensitivity["difference"].abs().max())
 
 
 def model_sensitivity(
@@ -841,17 +857,15 @@ def quote(a: AuditResult, level: float | None = None) -> dict:
         )
     else:
         row = a.table.loc[m]
-        spread = a.model_spread(m)
+        times = "twice" if BIAS_FACTOR == 2 else f"{BIAS_FACTOR:g} times"
         how = (
             f"{m} estimate +- ({z:.2f} x the largest sampling SD the audit measured "
-            f"for it {where}, {100 * float(row['sd']):.2f} points, plus "
-            f"{BIAS_FACTOR:g} x the larger of the largest bias the audit measured "
-            f"there, "
-            f"{100 * float(row['max_abs_bias']):.2f} points"
+            f"for it {where}, "
+            f"{100 * float(row['sd']):.2f} points; plus {times} the larger of its "
+            f"largest bias there, {100 * float(row['max_abs_bias']):.2f} points"
             + (
-                f", and the spread of the estimate under the rival models "
-                f"(twice the latent classes, the other cell-effect family), "
-                f"{100 * spread:.2f} points)"
+                f", and its spread under the rival models (twice the latent classes, "
+                f"the other cell-effect family), {100 * a.model_spread(m):.2f} points)"
                 if m == "pgm" and a.sensitivity is not None
                 else ")"
             )
