@@ -5,15 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import capfront as cf
+import hiding
 from capfront._backend import ENV_VAR
 from capfront._kernels import _REGISTRY, kernel
 
@@ -93,20 +91,9 @@ def test_threads_roundtrip(threads):
 
 # ---------------------------------------------------------- hidden modules
 
+# the child after the hiding prelude (tests/hiding.py; braces doubled)
 CHILD = r"""
-import importlib.abc, json, sys
-sys.path.insert(0, {root!r})
-HIDE = {hide!r}
-
-class Blocker(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if any(name == h or name.startswith(h + ".") for h in HIDE):
-            raise ImportError(f"{{name}} hidden by the test")
-        return None
-
-sys.meta_path.insert(0, Blocker())
-for h in HIDE:
-    sys.modules.pop(h, None)
+import json
 
 import numpy as np
 import capfront as cf
@@ -140,17 +127,8 @@ print(json.dumps(out))
 
 
 def run_hidden(*hide: str) -> dict:
-    code = CHILD.format(root=str(PACKAGE_ROOT), hide=list(hide))
-    env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    out = hiding.run_hidden(CHILD, *hide)
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def reference() -> dict:

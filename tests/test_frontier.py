@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 from pathlib import Path
 
 import numpy as np
@@ -413,12 +412,9 @@ def test_large_merge_threads_and_backends_identical():
 def test_without_numba_pure_python_kernels_agree():
     """With numba hidden the numba kernels run as plain Python (``_jit`` fallback):
     they must still import and give the same segments and Pareto set."""
-    import subprocess
-    import sys
+    import hiding
 
     code = """
-import sys
-sys.modules["numba"] = None
 import numpy as np
 import capfront
 from capfront import _numba_frontier as nbf
@@ -440,16 +436,8 @@ assert np.array_equal(nbf.pareto_minima_3d_nb(pts),
                       capfront.pareto_3d(pts, maximize=(False,) * 3, backend="numpy"))
 print("ok")
 """
-    env_path = str(Path(capfront.__file__).resolve().parents[1])
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": env_path},
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().endswith("ok")
+    out = hiding.run_hidden(code, "numba")
+    assert out.strip().endswith("ok")
 
 
 def test_single_points_match_single_models():
