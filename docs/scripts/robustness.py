@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.stats import binomtest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from worlds import WORLDS  # noqa: E402
@@ -345,20 +346,49 @@ def audit_table(audits: pd.DataFrame, methods: pd.DataFrame, tag: str) -> str:
     return "\n".join(out)
 
 
-def audit_summary(audits: pd.DataFrame, tag: str) -> str:
-    """Per family: audits, the quoted interval's coverage, share of estimates
-    more than 1 point off, audit seconds."""
-    d = audits[(audits["tag"] == tag) & audits["value"].notna()]
-    head = ["family", "audits", "coverage", "off > 1 pt", "RMSE", "s / audit"]
+def _clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Exact binomial interval for a coverage of ``k`` in ``n``."""
+    if n == 0:
+        return float("nan"), float("nan")
+    ci = binomtest(k, n).proportion_ci(confidence_level=level, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def audit_summary(audits: pd.DataFrame, tag: str | list[str]) -> str:
+    """Per family: audits, the quoted interval's coverage with its exact 95%
+    interval, the median half-width, the quoted estimate's mean error and RMSE,
+    estimates more than 1 point off, estimates further off than the naive oracle,
+    audit seconds. ``tag`` may be several tags pooled."""
+    tags = [tag] if isinstance(tag, str) else list(tag)
+    d = audits[audits["tag"].isin(tags) & audits["value"].notna()]
+    head = [
+        "family",
+        "audits",
+        "coverage",
+        "exact 95% interval",
+        "median half-width",
+        "mean error +- SE",
+        "RMSE",
+        "off > 1 pt",
+        "worse than naive",
+        "s / audit",
+    ]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for f, g in d.groupby("family", sort=False):
+    groups = list(d.groupby("family", sort=False)) + [("all", d)]
+    for f, g in groups:
         k, n = _coverage(g, "lo", "hi", "oracle")
+        lo, hi = _clopper_pearson(k, n)
         err = (g["value"] - g["oracle"]).to_numpy()
-        r = _stats(err)[2]
+        naive = (g["naive_value"] - g["oracle"]).to_numpy()
+        mean, se, r, _ = _stats(err)
+        half = float(np.median((g["hi"] - g["lo"]) / 2) * 100)
         off = int((np.abs(err) > 0.01).sum())
+        worse = int((np.abs(err) > np.abs(naive) + 1e-12).sum())
         sec = g["audit_seconds"].mean()
+        name = f"**{f}**" if f == "all" else f
         out.append(
-            f"| {f} | {n} | {k}/{n} = {k / max(n, 1):.0%} | {off} | {r:.2f} | "
+            f"| {name} | {n} | {k}/{n} = {k / max(n, 1):.0%} | {lo:.0%}-{hi:.0%} | "
+            f"{half:.2f} | {mean:+.2f} +- {se:.2f} | {r:.2f} | {off} | {worse} | "
             f"{sec:.1f} |"
         )
     return "\n".join(out)
@@ -443,6 +473,9 @@ def tables(args: argparse.Namespace) -> None:
                 print(audit_table(audits, m, tag))
             print(f"\n### The audit per family, tag {tag}\n")
             print(audit_summary(audits, tag))
+    if args.pool and audits is not None:
+        print(f"\n### The audit per family, tags {', '.join(args.pool)} pooled\n")
+        print(audit_summary(audits, args.pool))
 
 
 def main() -> None:
@@ -482,6 +515,12 @@ def main() -> None:
     )
     ap.add_argument("--summary", action="store_true", help="--tables per family only")
     ap.add_argument("--tags", type=lambda s: s.split(","), default=None)
+    ap.add_argument(
+        "--pool",
+        type=lambda s: s.split(","),
+        default=None,
+        help="--tables: also one audit table over these tags pooled",
+    )
     args = ap.parse_args()
     bad = set(args.families) - set(WORLDS)
     if bad:
