@@ -185,11 +185,12 @@ def _code(stat: LinearStatistic, n: int, strata: Strata | None) -> _Coded:
 # --------------------------------------------------------------------------- classes
 def _class_cost(n_classes: int, n: int, K: int) -> tuple[float, float]:
     """(class path, prompt path) operations per replicate, as estimated above
-    (constants fitted to the C++ kernels: a binomial of ``m`` draws walks about
-    ``18 sqrt(m p (1 - p))`` weights; a prompt costs a quarter Philox block, one
-    count and ``K`` products)."""
+    (constants fitted to the C++ kernels: a binomial of ``m`` draws costs about
+    ``60 sqrt(m p (1 - p))`` by inversion while that is small, and a constant
+    (BTRD rejection, about 40 prompts' worth) beyond; a prompt costs a quarter
+    Philox block, one count and ``K`` products)."""
     c = max(n_classes, 1)
-    return c * (8 + 60 * math.sqrt(n / c)) + c * K, n * (2 + K / 2)
+    return c * (8 + 60 * min(math.sqrt(n / c), 2.5)) + c * K, n * (2 + K / 2)
 
 
 def _row_keys(Z: np.ndarray) -> np.ndarray | None:
