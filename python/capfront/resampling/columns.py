@@ -213,6 +213,20 @@ def _distinct_rows(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if key is None:
         v, c = np.unique(Z, axis=0, return_counts=True)
         return v, c
+    lo = Z.min(axis=0)
+    span = Z.max(axis=0) - lo + 1
+    total = int(np.prod(span)) if Z.shape[0] else 0
+    if total <= 4 * Z.shape[0] + 1024:
+        # few possible keys (e.g. G + 1 codes): count them, O(n), no sort; the
+        # keys ascend as the rows do, so the tables are those of np.unique
+        counts = np.bincount(key, minlength=total)
+        keys = np.flatnonzero(counts)
+        rows = np.empty((keys.size, Z.shape[1]), dtype=np.int64)
+        rest = keys.astype(np.int64)
+        for k in reversed(range(Z.shape[1])):
+            rows[:, k] = rest % span[k] + lo[k]
+            rest //= span[k]
+        return rows, counts[keys]
     _, first, counts = np.unique(key, return_index=True, return_counts=True)
     return Z[first], counts
 
