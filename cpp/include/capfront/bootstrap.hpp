@@ -521,32 +521,45 @@ inline void bootstrap_class_draws(const std::int64_t* class_offsets, std::size_t
                                   std::uint64_t b0, std::size_t nb, Sink&& sink) {
     const std::size_t n_classes = static_cast<std::size_t>(class_offsets[n_strata]);
     const std::size_t n_binomials = n_classes - n_strata;
+    const std::size_t stride = 4 * n_binomials;  // words of one replicate
     const PhiloxKey key = philox_key(seed);
-    // blocks of 64 replicates share their scratch (each replicate's draws depend
-    // only on its own words, so the blocking changes nothing)
+    // A replicate's binomials form one dependent chain (each takes the draws the
+    // previous left), latency-bound; kLanes replicates advance class by class side
+    // by side so the core overlaps their independent chains. Blocks of 64
+    // replicates share their scratch. Each replicate's draws depend only on its
+    // own words: neither the lanes nor the blocks change them.
+    constexpr std::size_t kLanes = 4;
     parallel_blocks(nb, 64, [&](std::size_t r0, std::size_t r1) {
-        std::vector<std::uint32_t> words(4 * n_binomials + 4);
+        std::vector<std::uint32_t> words(kLanes * stride + 4);
         std::vector<double> w;
         w.reserve(1024);
-        for (std::size_t r = r0; r < r1; ++r) {
-            const auto rep = static_cast<std::uint32_t>(b0 + r);
-            philox_stream_words(seed, rep, 2, 0, 4 * n_binomials, words.data());
+        for (std::size_t g0 = r0; g0 < r1; g0 += kLanes) {
+            const std::size_t R = std::min(kLanes, r1 - g0);
+            std::uint32_t rep[kLanes];
+            for (std::size_t q = 0; q < R; ++q) {
+                rep[q] = static_cast<std::uint32_t>(b0 + g0 + q);
+                philox_stream_words(seed, rep[q], 2, 0, stride, words.data() + q * stride);
+            }
             std::size_t j = 0;  // binomial index
             for (std::size_t s = 0; s < n_strata; ++s) {
                 const std::int64_t c0 = class_offsets[s], c1 = class_offsets[s + 1];
                 std::int64_t pop = 0;
                 for (std::int64_t c = c0; c < c1; ++c) pop += class_size[c];
-                std::int64_t left = pop;
+                std::int64_t left[kLanes];
+                for (std::size_t q = 0; q < R; ++q) left[q] = pop;
                 for (std::int64_t c = c0; c + 1 < c1; ++c) {
-                    const std::int64_t m =
-                        binomial_draw(left, class_size[c], pop, key, rep,
-                                      static_cast<std::uint32_t>(j), words.data() + 4 * j, w);
+                    for (std::size_t q = 0; q < R; ++q) {
+                        const std::int64_t m = binomial_draw(
+                            left[q], class_size[c], pop, key, rep[q],
+                            static_cast<std::uint32_t>(j), words.data() + q * stride + 4 * j, w);
+                        sink(g0 + q, static_cast<std::size_t>(c), m);
+                        left[q] -= m;
+                    }
                     ++j;
-                    sink(r, static_cast<std::size_t>(c), m);
-                    left -= m;
                     pop -= class_size[c];
                 }
-                sink(r, static_cast<std::size_t>(c1 - 1), left);
+                for (std::size_t q = 0; q < R; ++q)
+                    sink(g0 + q, static_cast<std::size_t>(c1 - 1), left[q]);
             }
         }
     });
