@@ -325,7 +325,7 @@ inline void bootstrap_two_level_sums(const Strata& st, std::uint64_t seed, std::
 //   O(sqrt(n p q)) = O(1) operations here;
 // - n p >= kBtrdMin: Hormann's BTRD (transformed rejection with decomposition,
 //   "The generation of binomial random variates", J. Statist. Comput. Simul. 46,
-//   1993), exact, with an expected number of attempts below 1.15 for every n p >= 10.
+//   1993), exact, about 1.1-1.2 attempts per draw (measured at n p = 300 and 20,000).
 //   Each attempt uses two open uniforms; the final test evaluates log f(k) / f(m)
 //   from Stirling's series with the tail correction fc.
 // Only +, -, *, /, sqrt, floor and log (the C library's, the one Python's math.log
