@@ -195,3 +195,26 @@ def test_binding_refuses_bad_input():
         kb.binomial_draws_cpp(one, 3 * one, 2 * one, one, one, 0)
     with pytest.raises(ValueError, match="same length"):
         kb.binomial_draws_cpp(one, one, np.ones(2, dtype=np.int64), one, one, 0)
+
+
+def test_reference_without_numba_draws_the_same():
+    """Without numba the BTRD steps are plain Python (no compiled helper behind the
+    reference): the same integers as with it."""
+    import json
+
+    import hiding
+
+    args = _grid(EDGE_CASES[6:], 12)
+    want = kb.binomial_draws_np(*args, 2024)
+    # the body is str.format-ed by run_hidden: the JSON lists hold no braces
+    lists = json.dumps([a.tolist() for a in args])
+    child = f"""
+import json
+import numpy as np
+from capfront._kernels import bootstrap as kb
+assert not hasattr(kb.btrd_attempt_nb, "py_func")
+args = [np.array(a, dtype=np.int64) for a in json.loads({lists!r})]
+print(json.dumps(kb.binomial_draws_np(*args, 2024).tolist()))
+"""
+    got = json.loads(hiding.run_hidden(child, "numba").strip().splitlines()[-1])
+    np.testing.assert_array_equal(got, want)
