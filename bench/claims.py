@@ -56,8 +56,11 @@ def _on_compiled(call: Callable[[str], Any]) -> dict[str, Fn]:
 def _table(title: str, command: str, times: dict[str, list[float]], extra=None):
     load = os.getloadavg()
     ours = [k for k in times if k.startswith("capfront")]
-    # "floor: ..." rows are memory-speed references, not alternatives
-    alts = [k for k in times if k not in ours and not k.startswith("floor:")]
+    # "floor: ..." rows are memory-speed references and "context: ..." rows
+    # extrapolated timings, not alternatives
+    alts = [
+        k for k in times if k not in ours and not k.startswith(("floor:", "context:"))
+    ]
     best_alt = min(alts, key=lambda k: np.median(times[k]))
     print(f"### {title}\n")
     print(f"`{command}`; load average at the end {load[0]:.1f} / {load[1]:.1f}\n")
@@ -124,6 +127,124 @@ def claim_naive_oracle(repeats: int, large: bool) -> None:
         f"naive_oracle (prehoc, per-model prices), {N:,} x {L}, G = {G}",
         "PYTHONPATH=python python bench/claims.py naive_oracle --large",
         times,
+    )
+
+
+# ---------------------------------------------------------------- bootstrap
+def _one_thread(f: Fn) -> Fn:
+    """``f`` run with capfront's thread pool set to one thread."""
+
+    def run() -> Any:
+        threads = cf.get_num_threads()
+        cf.set_num_threads(1)
+        try:
+            return f()
+        finally:
+            cf.set_num_threads(threads)
+
+    return run
+
+
+def _same_distribution(funcs: dict[str, Fn], want: np.ndarray, centre: float) -> None:
+    """Replicates from different random streams: same centre and spread, and a
+    two-sample KS test that does not reject."""
+    from scipy import stats
+
+    se = want.std()
+    for name, f in funcs.items():
+        got = np.asarray(f(), dtype=np.float64)
+        assert abs(got.mean() - centre) < 5 * se / np.sqrt(got.size), name
+        assert abs(got.std() / se - 1) < 0.1, name
+        assert stats.ks_2samp(got, want).pvalue > 1e-4, name
+
+
+def claim_bootstrap_classes(repeats: int, large: bool) -> None:
+    """The naive oracle's bootstrap: per-prompt values max_l S / G take G + 1 values,
+    so a resample's mean depends only on the class counts, which are multinomial;
+    the user's best code is ``rng.multinomial`` over the classes. Two tables: end
+    to end from the counts S, and the class-count sampler alone on the same classes.
+    scipy.stats.bootstrap runs on 100 replicates, scaled to B (linear in B)."""
+    from scipy import stats
+
+    from capfront._kernels import dispatch
+
+    N, L, G = 400_000, 33, 20
+    B = 10_000 if large else 2_000
+    rng = np.random.default_rng(0)
+    # prompt difficulty times model skill: max_l S spreads over all 21 values
+    p = rng.beta(0.7, 0.5, (N, 1)) * rng.uniform(0.3, 1.0, (1, L))
+    S = rng.binomial(G, p).astype(np.uint8)
+    res = cf.EvalResults.from_counts(S, G)
+    top = S.max(axis=1)
+    cls, size = np.unique(top, return_counts=True)
+    offsets = np.array([0, cls.size], dtype=np.int64)
+    size = size.astype(np.int64)
+
+    def user_lines() -> np.ndarray:
+        """From S: per-prompt max, its classes, multinomial class counts."""
+        v, c = np.unique(S.max(axis=1), return_counts=True)
+        draws = np.random.default_rng(1).multinomial(N, c / N, size=B)
+        return draws @ v / (N * G)
+
+    def ours(backend: str) -> np.ndarray:
+        out = cf.bootstrap(
+            res,
+            "naive_oracle",
+            n_resamples=B,
+            seed=1,
+            backend=backend,
+            keep_replicates=True,
+        )
+        return out.replicates
+
+    funcs = _on_compiled(ours)
+    if "capfront cpp" in funcs:
+        funcs["capfront cpp, 1 thread"] = _one_thread(lambda: ours("cpp"))
+    funcs["NumPy lines: S.max, np.unique, rng.multinomial"] = user_lines
+    want = user_lines()
+    _same_distribution(funcs, want, top.mean() / G)
+    times = _interleave(funcs, repeats)
+    n_scipy = 100
+    t = time.perf_counter()
+    sp = stats.bootstrap(
+        (top / G,),
+        np.mean,
+        n_resamples=n_scipy,
+        batch=50,
+        method="percentile",
+        random_state=2,
+    )
+    label = f"context: scipy.stats.bootstrap(batch=50), {n_scipy} reps x {B // n_scipy}"
+    times[label] = [(time.perf_counter() - t) * B / n_scipy]
+    assert abs(sp.standard_error / want.std() - 1) < 0.35  # 100 replicates only
+    command = (
+        "PYTHONPATH=python nice -n 5 python bench/claims.py bootstrap_classes "
+        "--large --repeats 5"
+    )
+    _table(
+        f"bootstrap of naive_oracle, {N:,} x {L}, G = {G}, B = {B:,}, end to end",
+        command,
+        times,
+    )
+
+    # the sampler alone: class counts (B, 21) for the same classes
+    def kernel(backend: str) -> Fn:
+        run = dispatch("bootstrap_class_counts", backend)
+        return lambda: run(offsets, size, 1, 0, B) @ cls / (N * G)
+
+    def multinomial() -> np.ndarray:
+        return np.random.default_rng(1).multinomial(N, size / N, size=B) @ cls / (N * G)
+
+    compiled = [b for b in cf.available_backends() if b != "numpy"]
+    funcs = {f"capfront {b} class-count kernel": kernel(b) for b in compiled}
+    if "cpp" in compiled:
+        funcs["capfront cpp kernel, 1 thread"] = _one_thread(kernel("cpp"))
+    funcs["rng.multinomial over the same classes"] = multinomial
+    _same_distribution(funcs, want, top.mean() / G)
+    _table(
+        f"class-count sampler alone, {cls.size} classes of {N:,} prompts, B = {B:,}",
+        command,
+        _interleave(funcs, repeats),
     )
 
 
@@ -278,6 +399,7 @@ CLAIMS = {
     "expected_max": claim_expected_max,
     "naive_oracle": claim_naive_oracle,
     "from_arrays": claim_from_arrays,
+    "bootstrap_classes": claim_bootstrap_classes,
     "pareto": claim_pareto,
     "parquet": claim_parquet,
 }

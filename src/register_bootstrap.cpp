@@ -189,6 +189,38 @@ py::array_t<std::int64_t> bootstrap_class_counts(const carray<std::int64_t>& cla
     return out;
 }
 
+py::array_t<std::int64_t> binomial_draws(const carray<std::int64_t>& n,
+                                         const carray<std::int64_t>& a,
+                                         const carray<std::int64_t>& b,
+                                         const carray<std::int64_t>& rep,
+                                         const carray<std::int64_t>& j, std::uint64_t seed) {
+    require(n.ndim() == 1 && a.ndim() == 1 && b.ndim() == 1 && rep.ndim() == 1 &&
+                j.ndim() == 1,
+            "n, a, b, rep and j must be 1-D");
+    const py::ssize_t count = n.shape(0);
+    require(a.shape(0) == count && b.shape(0) == count && rep.shape(0) == count &&
+                j.shape(0) == count,
+            "n, a, b, rep and j must have the same length");
+    for (py::ssize_t i = 0; i < count; ++i) {
+        require(n.data()[i] >= 0 && n.data()[i] < (std::int64_t{1} << 53),
+                "n must lie in [0, 2^53)");
+        require(b.data()[i] >= 1 && b.data()[i] < (std::int64_t{1} << 53) &&
+                    a.data()[i] >= 0 && a.data()[i] <= b.data()[i],
+                "need 0 <= a <= b and 1 <= b < 2^53");
+        require(rep.data()[i] >= 0 && rep.data()[i] < (std::int64_t{1} << 32) &&
+                    j.data()[i] >= 0 && j.data()[i] < (std::int64_t{1} << 32),
+                "rep and j must lie in [0, 2^32)");
+    }
+    py::array_t<std::int64_t> out(count);
+    std::int64_t* dst = out.mutable_data();
+    {
+        py::gil_scoped_release release;
+        capfront::binomial_draws(n.data(), a.data(), b.data(), rep.data(), j.data(),
+                                 static_cast<std::size_t>(count), seed, dst);
+    }
+    return out;
+}
+
 py::array_t<std::int64_t> poisson_sums(const carray<std::int64_t>& keys,
                                        const carray<std::int64_t>& values, std::uint64_t seed,
                                        std::int64_t nb) {
@@ -232,6 +264,10 @@ void register_bootstrap(py::module_& m) {
           py::arg("class_size"), py::arg("seed"), py::arg("b0"), py::arg("n_replicates"),
           "Multinomial class counts (n_replicates, n_classes) per replicate "
           "(conditional binomials, stream 2; GIL released).");
+    m.def("binomial_draws", &binomial_draws, py::arg("n"), py::arg("a"), py::arg("b"),
+          py::arg("rep"), py::arg("j"), py::arg("seed"),
+          "Bin(n[i], a[i] / b[i]) draws of the class-count sampler: binomial j[i] of "
+          "replicate rep[i] (inversion for n p < 10, else BTRD; GIL released).");
     m.def("poisson_sums", &poisson_sums, py::arg("keys"), py::arg("values"), py::arg("seed"),
           py::arg("n_replicates"),
           "Poisson(1)-weighted sums of keyed rows per replicate, and the weight total "

@@ -200,9 +200,12 @@ def test_class_path_chosen_for_few_value_classes():
     )
     tables = engine._class_tables(gain, np.array([0, 100_000]))
     assert tables is not None and tables[2].shape == (4, 3)
-    # fewer prompts: the binomials cost about as much as the prompts
-    small = engine._code(oracle_statistic(_binary(5000), "oracle_gain"), 5000, None)
-    assert engine._class_tables(small, np.array([0, 5000])) is None
+    # 5,000 prompts: 3 binomials (O(1) each) are far cheaper than 5,000 prompts
+    mid = engine._code(oracle_statistic(_binary(5000), "oracle_gain"), 5000, None)
+    assert engine._class_tables(mid, np.array([0, 5000])) is not None
+    # 500 prompts: the binomials cost about as much as the prompts
+    small = engine._code(oracle_statistic(_binary(500), "oracle_gain"), 500, None)
+    assert engine._class_tables(small, np.array([0, 500])) is None
     # many distinct rows: the prompt path
     res = cf.simulate(2000, 8, 20, seed=1)
     many = engine._code(oracle_statistic(res, "best_single"), 2000, None)

@@ -163,6 +163,14 @@ def bootstrap_class_counts(
     b0: int,
     n_replicates: int,
 ) -> npt.NDArray[np.int64]: ...
+def binomial_draws(
+    n: npt.NDArray[np.int64],
+    a: npt.NDArray[np.int64],
+    b: npt.NDArray[np.int64],
+    rep: npt.NDArray[np.int64],
+    j: npt.NDArray[np.int64],
+    seed: int,
+) -> npt.NDArray[np.int64]: ...
 def poisson_sums(
     keys: npt.NDArray[np.int64],
     values: npt.NDArray[np.int64],

@@ -22,10 +22,15 @@ Kernels (same arguments and bit-identical results in the three backends):
   ``max_l S*`` and/or of each ``S*_l``;
 - ``bootstrap_class_counts(class_offsets, class_size, seed, b0, nb)``: multinomial
   counts of value classes ``(nb, C)``: within each stratum, classes in table order,
-  ``M_c ~ Bin(draws left, n_c / prompts left)``, binomial ``j`` from words
-  ``2j, 2j+1`` of stream 2 as a 53-bit uniform, inverted on the running sums of the
-  binomial weights built by the ratio recursion from the mode (only ``+ * /`` in a
-  fixed order; tails below ``1e-17`` of the mode's weight dropped);
+  ``M_c ~ Bin(draws left, n_c / prompts left)``, binomial ``j`` of replicate ``b``
+  drawn exactly from the Philox blocks with counters ``(j, b, 2, t)``, ``t = 0, 1,
+  ...``: for ``n min(p, 1 - p) < 10`` by inversion of the 53-bit uniform of words 0,
+  1 of block ``t = 0`` on the running sums of the binomial weights built by the ratio
+  recursion from the mode (tails below ``1e-17`` of the mode's weight dropped), else
+  by Hormann's BTRD rejection (attempt ``t`` from block ``t``; O(1) expected time),
+  in the same floating-point operations, in the same order, in every backend
+  (``binomial_draws(n, a, b, rep, j, seed)``, outside the registry, exposes the
+  sampler for tests);
 - ``bootstrap_class_sums(class_offsets, class_size, class_value, seed, b0, nb)``:
   ``sum_c value_c M_c`` per replicate;
 - ``poisson_sums(keys, values, seed, nb)``: the keyed Poisson bootstrap of
@@ -257,6 +262,188 @@ def binomial_ratio_nb(n, a, b, u, w):  # noqa: ANN001
     return mode - n_down + i
 
 
+# fc(k) = log k! - [(k + 1/2) log(k + 1) - (k + 1) + log(2 pi) / 2] for k < 10
+_STIRLING_TAIL = np.array(
+    [
+        0.08106146679532726,
+        0.0413406959554093,
+        0.02767792568499834,
+        0.020790672103765093,
+        0.016644691189821193,
+        0.013876128823070748,
+        0.01189670994589177,
+        0.010411265261972096,
+        0.009255462182712733,
+        0.00833056343336287,
+    ]
+)
+_BTRD_MIN = 10.0  # kBtrdMin in bootstrap.hpp: BTRD for n p >= 10 (p <= 1/2)
+
+
+@njit
+def uniform_open_nb(w0, w1):  # noqa: ANN001
+    """``((w0 >> 6) 2^26 + (w1 >> 6) + 1/2) / 2^52``: a uniform in (0, 1), exact."""
+    return (float(w0 >> 6) * 67108864.0 + float(w1 >> 6) + 0.5) * (
+        1.0 / 4503599627370496.0
+    )
+
+
+@njit
+def stirling_tail_nb(k):  # noqa: ANN001
+    """``fc(k)``: tabulated below 10, else three terms of Stirling's series."""
+    if k < 10:
+        return _STIRLING_TAIL[k]
+    kp = float(k) + 1.0
+    kp2 = kp * kp
+    return (1.0 / 12.0 - (1.0 / 360.0 - 1.0 / 1260.0 / kp2) / kp2) / kp
+
+
+@njit
+def btrd_setup_nb(n, p):  # noqa: ANN001
+    """BTRD's constants for Bin(n, p), p <= 1/2, n p >= 10 (``Btrd`` in
+    bootstrap.hpp): ``(n, p, r, nr, npq, b, a, c, alpha, vr, urvr, m)``."""
+    nd = float(n)
+    q = 1.0 - p
+    r = p / q
+    nr = (nd + 1.0) * r
+    npq = nd * p * q
+    spq = math.sqrt(npq)
+    b = 1.15 + 2.53 * spq
+    a = -0.0873 + 0.0248 * b + 0.01 * p
+    c = nd * p + 0.5
+    alpha = (2.83 + 5.1 / b) * spq
+    vr = 0.92 - 4.2 / b
+    urvr = 0.86 * vr
+    m = float(math.floor((nd + 1.0) * p))
+    return (nd, p, r, nr, npq, b, a, c, alpha, vr, urvr, m)
+
+
+@njit
+def btrd_attempt_nb(consts, v, u01):  # noqa: ANN001, C901
+    """One BTRD attempt with the open uniforms ``v`` and ``u01``: the draw, or -1
+    to try again (``Btrd::attempt`` in bootstrap.hpp, operation for operation)."""
+    n, p, r, nr, npq, b, a, c, alpha, vr, urvr, m = consts
+    if v <= urvr:  # quick acceptance: the inner box of the hat
+        u = v / vr - 0.43
+        x = (2.0 * a / (0.5 - abs(u)) + b) * u + c
+        if not (x >= 0.0 and x < n + 1.0):
+            return -1
+        return math.floor(x)
+    if v >= vr:
+        u = u01 - 0.5
+    else:
+        u = v / vr - 0.93
+        u = (-0.5 if u < 0.0 else 0.5) - u
+        v = u01 * vr
+    us = 0.5 - abs(u)
+    if not us > 0.0:
+        return -1
+    x = (2.0 * a / us + b) * u + c
+    if not (x >= 0.0 and x < n + 1.0):
+        return -1
+    k = float(math.floor(x))
+    v = v * alpha / (a / (us * us) + b)
+    km = abs(k - m)
+    if km <= 15.0:  # f(k) / f(m) by the ratio recursion
+        f = 1.0
+        if m < k:
+            i = m + 1.0
+            while i <= k:
+                f = f * (nr / i - r)
+                i = i + 1.0
+        elif m > k:
+            i = k + 1.0
+            while i <= m:
+                v = v * (nr / i - r)
+                i = i + 1.0
+        return int(k) if v <= f else -1
+    v = math.log(v)  # squeeze around the normal approximation of log f(k) / f(m)
+    rho = (km / npq) * (((km / 3.0 + 0.625) * km + 1.0 / 6.0) / npq + 0.5)
+    t = -(km * km) / (2.0 * npq)
+    if v < t - rho:
+        return int(k)
+    if v > t + rho:
+        return -1
+    nm = n - m + 1.0
+    h = (
+        (m + 0.5) * math.log((m + 1.0) / (r * nm))
+        + stirling_tail_nb(int(m))
+        + stirling_tail_nb(int(n - m))
+    )
+    nk = n - k + 1.0
+    bound = (
+        h
+        + (n + 1.0) * math.log(nm / nk)
+        + (k + 0.5) * math.log(nk * r / (k + 1.0))
+        - stirling_tail_nb(int(k))
+        - stirling_tail_nb(int(n - k))
+    )
+    return int(k) if v <= bound else -1
+
+
+@njit
+def binomial_side_nb(n, a, b):  # noqa: ANN001
+    """``(draw, flip, p)`` for Bin(n, a / b): the draw when it is degenerate (else
+    -1), whether the sampler draws ``n - X`` from the side ``1 - a / b``, and
+    ``p = min(a, b - a) / b``."""
+    if n == 0 or a == 0:
+        return 0, False, 0.0
+    if a == b:
+        return n, False, 1.0
+    flip = 2 * a > b
+    return -1, flip, float(b - a if flip else a) / float(b)
+
+
+@njit
+def binomial_draw_nb(n, a, b, seed_lo, seed_hi, rep, j, w0, w1, w2, w3, w):  # noqa: ANN001
+    """Binomial ``j`` of replicate ``rep``, Bin(n, a / b), from the 4 words
+    ``w0..w3`` of its first Philox block (counter ``(j, rep, 2, 0)``), attempt
+    ``t`` of BTRD from the block ``(j, rep, 2, t)`` (``binomial_draw`` in
+    bootstrap.hpp). ``w``: scratch for the inversion."""
+    fixed, flip, p = binomial_side_nb(n, a, b)
+    if fixed >= 0:
+        return fixed
+    if float(n) * p < _BTRD_MIN:
+        return binomial_ratio_nb(n, a, b, uniform53_nb(w0, w1), w)
+    consts = btrd_setup_nb(n, p)
+    t = 0
+    while True:
+        k = btrd_attempt_nb(consts, uniform_open_nb(w0, w1), uniform_open_nb(w2, w3))
+        if k >= 0:
+            return n - k if flip else k
+        t += 1
+        w0, w1, w2, w3 = philox_block_nb(
+            seed_lo, seed_hi, np.uint64(j), np.uint64(rep), np.uint64(2), np.uint64(t)
+        )
+
+
+@njit
+def _ratio_scratch(biggest):  # noqa: ANN001
+    # the inversion runs only for n p < 10, where each side of the mode stops within
+    # 50 standard deviations + 100 terms (as binomial_ratio_np assumes)
+    return np.empty(min(biggest, 1024) + 2)
+
+
+@njit(parallel=True)
+def binomial_draws_nb(n, a, b, rep, j, seed_lo, seed_hi):  # noqa: ANN001
+    """Draws ``binomial_draw_nb(n[i], a[i], b[i], ..., rep[i], j[i])``."""
+    out = np.empty(n.shape[0], dtype=np.int64)
+    for i in prange(n.shape[0]):
+        w = _ratio_scratch(n[i] + 1)
+        w0, w1, w2, w3 = philox_block_nb(
+            seed_lo,
+            seed_hi,
+            np.uint64(j[i]),
+            np.uint64(rep[i]),
+            np.uint64(2),
+            np.uint64(0),
+        )
+        out[i] = binomial_draw_nb(
+            n[i], a[i], b[i], seed_lo, seed_hi, rep[i], j[i], w0, w1, w2, w3, w
+        )
+    return out
+
+
 @njit
 def bootstrap_class_sums_nb(
     class_offsets,
@@ -283,6 +470,7 @@ def bootstrap_class_counts_nb(class_offsets, class_size, seed_lo, seed_hi, b0, n
     """Class counts (nb, C) by the conditional binomials of bootstrap.hpp."""
     n_strata = class_offsets.shape[0] - 1
     n_classes = class_offsets[n_strata]
+    n_binomials = n_classes - n_strata
     biggest = 0
     for s in range(n_strata):
         pop = 0
@@ -291,9 +479,10 @@ def bootstrap_class_counts_nb(class_offsets, class_size, seed_lo, seed_hi, b0, n
         biggest = max(biggest, pop)
     out = np.zeros((nb, n_classes), dtype=np.int64)
     for r in prange(nb):
-        words = np.empty(2 * n_classes + 4, dtype=np.uint32)
-        stream_words_nb(seed_lo, seed_hi, b0 + r, 2, 0, 2 * n_classes, words)
-        w = np.empty(biggest + 2)
+        rep = b0 + r
+        words = np.empty(4 * n_binomials + 4, dtype=np.uint32)
+        stream_words_nb(seed_lo, seed_hi, rep, 2, 0, 4 * n_binomials, words)
+        w = _ratio_scratch(biggest + 1)
         j = 0
         for s in range(n_strata):
             c0 = class_offsets[s]
@@ -303,8 +492,20 @@ def bootstrap_class_counts_nb(class_offsets, class_size, seed_lo, seed_hi, b0, n
                 pop += class_size[c]
             left = pop
             for c in range(c0, c1 - 1):
-                u = uniform53_nb(np.uint64(words[2 * j]), np.uint64(words[2 * j + 1]))
-                m = binomial_ratio_nb(left, class_size[c], pop, u, w)
+                m = binomial_draw_nb(
+                    left,
+                    class_size[c],
+                    pop,
+                    seed_lo,
+                    seed_hi,
+                    rep,
+                    j,
+                    np.uint64(words[4 * j]),
+                    np.uint64(words[4 * j + 1]),
+                    np.uint64(words[4 * j + 2]),
+                    np.uint64(words[4 * j + 3]),
+                    w,
+                )
                 j += 1
                 out[r, c] = m
                 left -= m
@@ -501,23 +702,86 @@ def binomial_ratio_np(n: int, a: int, b: int, u: float) -> int:
     return mode - down.size + i
 
 
+# the plain-Python bodies of the Numba BTRD steps: the same operations, in order,
+# with math.log / math.sqrt (the C library's, as C++ and Numba call)
+_btrd_setup = getattr(btrd_setup_nb, "py_func", btrd_setup_nb)
+_btrd_attempt = getattr(btrd_attempt_nb, "py_func", btrd_attempt_nb)
+_uniform_open = getattr(uniform_open_nb, "py_func", uniform_open_nb)
+_binomial_side = getattr(binomial_side_nb, "py_func", binomial_side_nb)
+
+
+def binomial_draw_np(
+    n: int, a: int, b: int, seed: int, rep: int, j: int, first: np.ndarray
+) -> int:
+    """Binomial ``j`` of replicate ``rep``, Bin(n, a / b): inversion for
+    ``n min(p, 1 - p) < 10``, else BTRD, attempt ``t`` from the Philox block with
+    counter ``(j, rep, 2, t)`` (``first``: the 4 words of attempt 0); the reference of
+    ``binomial_draw`` in bootstrap.hpp."""
+    n, a, b = int(n), int(a), int(b)
+    fixed, flip, p = _binomial_side(n, a, b)
+    if fixed >= 0:
+        return fixed
+    w = [int(x) for x in first]
+    if float(n) * p < _BTRD_MIN:
+        return binomial_ratio_np(n, a, b, uniform53(w[0], w[1]))
+    consts = _btrd_setup(n, p)
+    key = _philox.philox_key(seed)
+    t = 0
+    while (
+        k := _btrd_attempt(consts, _uniform_open(w[0], w[1]), _uniform_open(w[2], w[3]))
+    ) < 0:
+        t += 1
+        w = [int(x) for x in _philox.philox4x32_10(np.array([[j, rep, 2, t]]), key)[0]]
+    return n - k if flip else k
+
+
+def binomial_draws_np(n, a, b, rep, j, seed):  # noqa: ANN001, ANN201
+    """Draws ``binomial_draw_np(n[i], a[i], b[i], seed, rep[i], j[i], ...)``."""
+    key = _philox.philox_key(seed)
+    blocks = _philox.philox4x32_10(
+        np.stack([j, rep, np.full_like(rep, 2), np.zeros_like(rep)], axis=1), key
+    )
+    return np.array(
+        [
+            binomial_draw_np(*args, seed, r, jj, blk)
+            for *args, r, jj, blk in zip(n, a, b, rep, j, blocks, strict=True)
+        ],
+        dtype=np.int64,
+    )
+
+
+def binomial_draws_numba(n, a, b, rep, j, seed):  # noqa: ANN001, ANN201
+    lo, hi = _philox.philox_key(seed)
+    return binomial_draws_nb(
+        *(np.asarray(x, dtype=np.int64) for x in (n, a, b, rep, j)), lo, hi
+    )
+
+
+def binomial_draws_cpp(n, a, b, rep, j, seed):  # noqa: ANN001, ANN201
+    arrays = (np.ascontiguousarray(x, dtype=np.int64) for x in (n, a, b, rep, j))
+    return core().binomial_draws(*arrays, seed)
+
+
 def bootstrap_class_counts_np(class_offsets, class_size, seed, b0, nb):  # noqa: ANN001, ANN201
     n_classes = int(class_offsets[-1])
+    n_binomials = n_classes - (class_offsets.size - 1)
     out = np.zeros((nb, n_classes), dtype=np.int64)
     for r in range(nb):
-        words = _philox.stream_words(seed, b0 + r, 2, 0, 2 * n_classes)
+        words = _philox.stream_words(seed, b0 + r, 2, 0, 4 * n_binomials)
         j = 0
         for s in range(class_offsets.size - 1):
             c0, c1 = int(class_offsets[s]), int(class_offsets[s + 1])
             pop = int(class_size[c0:c1].sum())
             left = pop
             for c in range(c0, c1 - 1):
-                u = uniform53(int(words[2 * j]), int(words[2 * j + 1]))
-                m = binomial_ratio_np(left, int(class_size[c]), pop, u)
+                size = int(class_size[c])
+                m = binomial_draw_np(
+                    left, size, pop, seed, b0 + r, j, words[4 * j : 4 * j + 4]
+                )
                 j += 1
                 out[r, c] = m
                 left -= m
-                pop -= int(class_size[c])
+                pop -= size
             out[r, c1 - 1] = left
     return out
 

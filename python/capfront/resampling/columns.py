@@ -185,11 +185,12 @@ def _code(stat: LinearStatistic, n: int, strata: Strata | None) -> _Coded:
 # --------------------------------------------------------------------------- classes
 def _class_cost(n_classes: int, n: int, K: int) -> tuple[float, float]:
     """(class path, prompt path) operations per replicate, as estimated above
-    (constants fitted to the C++ kernels: a binomial of ``m`` draws walks about
-    ``18 sqrt(m p (1 - p))`` weights; a prompt costs a quarter Philox block, one
-    count and ``K`` products)."""
+    (constants fitted to the C++ kernels: a binomial of ``m`` draws costs about
+    ``60 sqrt(m p (1 - p))`` by inversion while that is small, and a constant
+    (BTRD rejection, about 40 prompts' worth) beyond; a prompt costs a quarter
+    Philox block, one count and ``K`` products)."""
     c = max(n_classes, 1)
-    return c * (8 + 60 * math.sqrt(n / c)) + c * K, n * (2 + K / 2)
+    return c * (8 + 60 * min(math.sqrt(n / c), 2.5)) + c * K, n * (2 + K / 2)
 
 
 def _row_keys(Z: np.ndarray) -> np.ndarray | None:
@@ -212,6 +213,20 @@ def _distinct_rows(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if key is None:
         v, c = np.unique(Z, axis=0, return_counts=True)
         return v, c
+    lo = Z.min(axis=0)
+    span = Z.max(axis=0) - lo + 1
+    total = int(np.prod(span)) if Z.shape[0] else 0
+    if total <= 4 * Z.shape[0] + 1024:
+        # few possible keys (e.g. G + 1 codes): count them, O(n), no sort; the
+        # keys ascend as the rows do, so the tables are those of np.unique
+        counts = np.bincount(key, minlength=total)
+        keys = np.flatnonzero(counts)
+        rows = np.empty((keys.size, Z.shape[1]), dtype=np.int64)
+        rest = keys.astype(np.int64)
+        for k in reversed(range(Z.shape[1])):
+            rows[:, k] = rest % span[k] + lo[k]
+            rest //= span[k]
+        return rows, counts[keys]
     _, first, counts = np.unique(key, return_index=True, return_counts=True)
     return Z[first], counts
 

@@ -50,7 +50,9 @@ block with counter ``(j mod 2^32, b, s, j >> 32)``, ``j = w // 4``, under the ke
   inverts the ``Bin(G, p_hat)`` CDF: ``S* = #{k < G : u >= T[S, k]}`` with
   ``T[S, k] = floor(2^32 F(k; G, S / G))``.
 - Stream 2, value classes: ``M_c ~ Bin(draws left, n_c / prompts left)`` (classes
-  of a stratum in ascending row order); binomial ``j`` takes words ``2j, 2j+1``.
+  of a stratum in ascending row order), each drawn exactly in O(1) expected time
+  (inversion for ``n min(p, 1 - p) < 10``, else Hormann's BTRD rejection); attempt
+  ``t`` of binomial ``j`` reads the block with counter ``(j, b, 2, t)``.
 
 Multinomial counts (rather than Poisson weights) keep ``sum_n c_n = N`` and the
 strata sizes exact, which the percentile and BCa theory assume; counter-based

@@ -49,7 +49,11 @@ def oracle_statistic(results: EvalResults, kind: str) -> LinearStatistic:
     for r0 in range(0, N, _ROWS):
         Gc = G_all[r0 : r0 + _ROWS]
         obs = Gc > 0
-        if coded:
+        if coded and complete and S_all.dtype.kind in "iu":
+            # integer counts in every cell: the codes are the counts (<= g <= 127)
+            vals = S_all[r0 : r0 + _ROWS].astype(np.int8)
+            top = vals.max(axis=1)
+        elif coded:
             vals = np.where(obs, np.rint(S_all[r0 : r0 + _ROWS]), 0).astype(np.int8)
             top = np.where(obs, vals, -1).max(axis=1)
         else:

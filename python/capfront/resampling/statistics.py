@@ -184,6 +184,10 @@ def known_statistics() -> tuple[str, ...]:
 def common_draws(results: Any) -> int | None:
     """``G`` when every observed cell has the same number of draws, else ``None``
     (row chunks: no ``(N, L)`` temporaries)."""
+    # one G stored for every cell (EvalResults keeps it): nothing to scan
+    constant = getattr(getattr(results, "_stats", None), "constant_draws", None)
+    if constant is not None and constant > 0:
+        return int(constant)
     G_all = results.n_draws
     common = None
     for r0 in range(0, G_all.shape[0], _ROWS):
