@@ -242,8 +242,9 @@ py::tuple pgm_emax(const carray<double>& resp, const carray<std::int64_t>& cell_
     require(cut.ndim() == 1 && w1.ndim() == 1 && w2.ndim() == 1 &&
                 cut.shape(0) == w1.shape(0) && cut.shape(0) == w2.shape(0) && cut.shape(0) >= 2,
             "cut, w1 and w2 must be 1-D of equal length >= 2");
-    require(family == 0 || family == 1, "family must be 0 (logitnormal) or 1 (betabinomial)");
-    require(std::isfinite(scale) && scale >= 0.0 && (family == 0 || scale < 1.0),
+    require(family >= 0 && family <= 2,
+            "family must be 0 (logitnormal), 1 (betabinomial) or 2 (logit_t)");
+    require(std::isfinite(scale) && scale >= 0.0 && (family != 1 || scale < 1.0),
             "scale out of range");
     require(eps >= 0.0 && eps < 0.5, "eps must lie in [0, 0.5)");
     const auto N = static_cast<std::size_t>(resp.shape(0));

@@ -8,6 +8,10 @@ import numpy as np
 from ._jit import njit, prange
 from ._numba_kernels import _subsample_rows_nb, hypergeom_cdf_nb
 
+# degrees of freedom of the logit Student-t cell effect (family 2, "logit_t"); the
+# C++ kernels' capfront::kLogitTDf is the same number
+LOGIT_T_DF = 3.0
+
 
 def subsample_curve_rows_nb(successes, n_draws, sizes):
     """Per-prompt exact subsample curve ``(N, len(sizes))``."""
@@ -150,6 +154,9 @@ def _log_mix_nb(family, eta, tau, a, b, t):
     if family == 0:
         z = (t - eta) / tau
         return -0.5 * z * z
+    if family == 2:  # a: the degrees of freedom
+        z = (t - eta) / tau
+        return -0.5 * (a + 1.0) * np.log1p(z * z / a)
     return a * _log_sigmoid_nb(t) + b * _log_sigmoid_nb(-t)
 
 
@@ -331,7 +338,9 @@ def _emax_nb(
                 row = q - l * R
                 a_mix = 0.0
                 b_mix = 0.0
-                if family != 0:
+                if family == 2:
+                    a_mix = LOGIT_T_DF
+                elif family != 0:
                     cc = (1.0 - scale) / scale
                     qq = 1.0 / (1.0 + np.exp(-peta[l]))
                     a_mix = qq * cc

@@ -579,6 +579,8 @@ inline void pgm_mstep_scores_window(const double* C, const double* logh, const s
 //   m = exp(-(t - eta)^2 / (2 tau^2))                      (family 0, logit-normal)
 //   m = sigma(t)^(q c) sigma(-t)^((1 - q) c), q = sigma(eta), c = (1 - rho) / rho
 //                                                          (family 1, Beta around q)
+//   m = (1 + (t - eta)^2 / (nu tau^2))^(-(nu + 1) / 2)     (family 2, logit Student t,
+//                                                           nu = kLogitTDf)
 // and its CDF at node m (x_m = sigma of the boundary below t_cut[m]) is the partial sum
 // with the Euler-Maclaurin end correction, exact to O(dt^4) for a smooth density:
 // F(x_m) = (sum_{i < cut[m]} w_i + (w_cut[m] - w_cut[m]-1) / 24) / sum_i w_i, and
@@ -601,7 +603,7 @@ struct EmaxModel {
     const double* loglik;  // (R, T): log P(S | G, t_i) of table row (G, S)
     const double* t_grid;  // (T), uniform
     std::size_t T;
-    int family;  // 0 logit-normal, 1 beta
+    int family;  // 0 logit-normal, 1 beta, 2 logit Student t
     double scale;
     const std::int64_t* cut;  // (M + 1) nodes: number of t points below node m
     const double* h1;         // (M + 1) quadrature weights of int g(x) dx
@@ -613,6 +615,10 @@ struct EmaxModel {
     const double* tails;
     const double* edge_loglik;  // (R, 2): log P(S | G, p) at p = 0 and p = 1
 };
+
+// degrees of freedom of the logit Student-t cell effect (family 2); the same
+// constant as capfront._kernels.latent.LOGIT_T_DF
+constexpr double kLogitTDf = 3.0;
 
 namespace detail {
 
@@ -629,6 +635,10 @@ struct Mixing {
         if (family == 0) {
             const double z = (t[i] - eta) / tau;
             return -0.5 * z * z;
+        }
+        if (family == 2) {  // a: the degrees of freedom
+            const double z = (t[i] - eta) / tau;
+            return -0.5 * (a + 1.0) * std::log1p(z * z / a);
         }
         return a * lsp[i] + b * lsm[i];
     }
@@ -707,7 +717,9 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
     auto mixing = [&](std::size_t l) {
         detail::Mixing mf{md.family, peta[l], md.scale, 0.0, 0.0, md.t_grid, lsp.data(),
                           lsm.data()};
-        if (md.family != 0) {
+        if (md.family == 2) {
+            mf.a = kLogitTDf;
+        } else if (md.family != 0) {
             const double c = (1.0 - md.scale) / md.scale;
             const double qq = 1.0 / (1.0 + std::exp(-peta[l]));
             mf.a = qq * c;

@@ -45,6 +45,7 @@ from scipy.special import expit, logsumexp
 
 from .._backend import core
 from .._numba_debias import (
+    LOGIT_T_DF,
     pgm_emax_nb,
     pgm_estep_nb,
     pgm_mstep_scores_nb,
@@ -73,11 +74,17 @@ def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def log_mixing(
     family: int, scale: float, eta: np.ndarray, t_grid: np.ndarray
 ) -> np.ndarray:
-    """``log m(t | eta)`` on ``t_grid`` up to a constant, ``(len(eta), n_t)``."""
+    """``log m(t | eta)`` on ``t_grid`` up to a constant, ``(len(eta), n_t)``:
+    family 0 ``N(eta, scale^2)``, 1 ``Beta(q c, (1 - q) c)`` in ``p = sigma(t)``
+    (``q = sigma(eta)``, ``c = (1 - scale) / scale``), 2 ``eta + scale t_nu``
+    (Student t, ``nu = LOGIT_T_DF``)."""
     t = np.asarray(t_grid)[None, :]
     eta = np.asarray(eta, dtype=np.float64)[:, None]
     if family == 0:
         return -0.5 * ((t - eta) / scale) ** 2
+    if family == 2:
+        nu = LOGIT_T_DF
+        return -0.5 * (nu + 1.0) * np.log1p(((t - eta) / scale) ** 2 / nu)
     c = (1.0 - scale) / scale
     q = expit(eta)
     return q * c * (-np.logaddexp(0, -t)) + (1 - q) * c * (-np.logaddexp(0, t))

@@ -153,7 +153,8 @@ def debiased_oracle(
           :mod:`capfront.debias.latent`), with latent prompt classes
           (:mod:`capfront.debias.classes`): ``latent_classes="auto"`` (default:
           chosen by BIC from 1, 2, 4, 8) or an int (``1``: the one-class model).
-          Options ``family`` (``"logitnormal"``, ``"betabinomial"``), ``scale``
+          Options ``family`` (``"auto"``, default: ``"logitnormal"`` or
+          ``"logit_t"`` by likelihood; or ``"betabinomial"``), ``scale``
           (fix the cell-effect scale), ``use_topics`` (default True: use
           ``results.topic``; the classes are then found within each topic).
         - ``"extrapolation"``: ``O_inf`` of ``O_biased(g) = O_inf + a g^-lam`` fitted

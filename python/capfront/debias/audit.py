@@ -352,9 +352,11 @@ def audit(
         only with ``G >= 4``).
     level : nominal level of the intervals.
     family : cell-effect family of the latent model (the ``latent`` world and the
-        ``pgm`` refits): ``"logitnormal"``, ``"betabinomial"``, or ``"auto"``: the
-        Beta family when its marginal log-likelihood is higher by more than
-        ``AUTO_MARGIN`` (2 nats). With ``"auto"`` the ``latent`` world's data
+        ``pgm`` refits): ``"logitnormal"``, ``"betabinomial"``, ``"logit_t"`` or
+        ``"auto"``: the logit-normal or logit-t family as ``pgm`` chooses it
+        (:func:`capfront.debias.classes.choose_family`), or the Beta family when
+        its marginal log-likelihood is higher by more than ``AUTO_MARGIN`` (2
+        nats). With ``"auto"`` the ``latent`` world's data
         sets come from *both* fits, each with its likelihood weight
         (``family_weights``), when the Beta fit's intra-class correlation is at
         least ``MIX_MIN_ICC``.
@@ -380,7 +382,7 @@ def audit(
     AuditResult. Quote ``debiased_oracle(results, a.recommended, audit=a)``: its
     ``value`` and ``ci`` are ``a.quoted``'s.
     """
-    from .classes import fit_pgm, naive_shortcut, posterior_max
+    from .classes import choose_family, fit_pgm, naive_shortcut, posterior_max
     from .latent import LatentFit, fit_latent
 
     t0 = time.perf_counter()
@@ -411,22 +413,25 @@ def audit(
     if bad or not worlds:
         raise ValueError(f"worlds must be a non-empty subset of {WORLDS}, got {worlds}")
     topic, names = topic_codes(results, use_topics)
-    if family not in ("logitnormal", "betabinomial", "auto"):
+    if family not in ("logitnormal", "betabinomial", "logit_t", "auto"):
         raise ValueError(
-            f"unknown family {family!r}; use 'logitnormal', 'betabinomial' or 'auto'"
+            f"unknown family {family!r}; use 'logitnormal', 'betabinomial', "
+            "'logit_t' or 'auto'"
         )
     alt = None  # the other family's fit (family="auto")
     if family == "auto":
+        # the logit-scale family as pgm's own "auto" picks it (normal or t)
+        cont = choose_family(S, G, topic, backend=backend, topics=names)[0]
         fits = [
             fit_latent(S, G, topic, family=f, backend=backend, topics=names)
-            for f in ("logitnormal", "betabinomial")
+            for f in (cont, "betabinomial")
         ]
         delta = float(fits[1].loglik - fits[0].loglik)
         fit, alt = (fits[1], fits[0]) if delta > AUTO_MARGIN else fits
         family = fit.family
         if fits[1].scale >= MIX_MIN_ICC:
             w_beta = float(expit(delta))
-            family_weights = {"logitnormal": 1.0 - w_beta, "betabinomial": w_beta}
+            family_weights = {cont: 1.0 - w_beta, "betabinomial": w_beta}
         else:  # no cell effect to speak of: the family is moot
             alt = None
             family_weights = {family: 1.0}
@@ -759,7 +764,7 @@ def model_sensitivity(
     N = S.shape[0]
     K = int(pfit.n_classes)
     fam = pfit.family
-    other = "betabinomial" if fam == "logitnormal" else "logitnormal"
+    other = "logitnormal" if fam == "betabinomial" else "betabinomial"
     sub = _even(N, size)
     S_, G_ = S[sub], G[sub]
     t_ = None if topic is None else np.asarray(topic)[sub]

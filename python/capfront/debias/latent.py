@@ -3,9 +3,11 @@
 ``logit q[n, l] = theta[l, topic(n)] - d[n]``; the cell's success probability
 ``p[n, l]`` scatters around ``q`` by a cell effect: ``logit p = logit q + u``,
 ``u ~ N(0, tau^2)`` (``family="logitnormal"``, Binomial likelihood; ``tau = 0`` is
-the plain Binomial model) or ``p ~ Beta(q c, (1 - q) c)``, ``c = (1 - rho) / rho``
-(``family="betabinomial"``: the counts are Beta-Binomial). Draws within a cell are
-Bernoulli(``p``).
+the plain Binomial model), ``u ~ tau t_nu`` (``family="logit_t"``: Student t with
+``nu = LOGIT_T_DF = 3`` degrees of freedom, for cell effects with rare large
+values, which the normal shrinks too hard) or ``p ~ Beta(q c, (1 - q) c)``,
+``c = (1 - rho) / rho`` (``family="betabinomial"``: the counts are Beta-Binomial).
+Draws within a cell are Bernoulli(``p``).
 
 Empirical Bayes: the difficulty prior is nonparametric, a discrete distribution on a
 grid ``D_j`` (``d`` in [-12, 12], step 0.2) with weights fitted by maximum likelihood
@@ -35,15 +37,15 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import betainc, expit, gammaln, ndtr, polygamma
+from scipy.special import betainc, expit, gammaln, ndtr, polygamma, stdtr
 
 from .._backend import resolve_backend
 from .._kernels import dispatch
-from .._kernels.latent import _matmul, log_mixing
+from .._kernels.latent import LOGIT_T_DF, _matmul, log_mixing
 from .bias_correction import _identity
 from .result import Decomposition
 
-FAMILIES = ("logitnormal", "betabinomial")
+FAMILIES = ("logitnormal", "betabinomial", "logit_t")
 T_STEP = 0.05
 T_GRID = np.arange(-16.0, 16.0 + T_STEP / 2, T_STEP)
 ETA_STEP = 0.1
@@ -92,9 +94,12 @@ POINT_MASS_SD = 0.2 * T_STEP
 
 
 def _logit_sd(family: str, scale: float) -> float:
-    """SD of the cell effect on the logit scale (Beta: at ``q = 1/2``)."""
+    """SD of the cell effect on the logit scale (Beta: at ``q = 1/2``; Student
+    t: ``tau sqrt(nu / (nu - 2))``)."""
     if family == "logitnormal":
         return float(scale)
+    if family == "logit_t":
+        return float(scale) * float(np.sqrt(LOGIT_T_DF / (LOGIT_T_DF - 2.0)))
     c = (1.0 - float(scale)) / float(scale)
     return float(np.sqrt(2.0 * polygamma(1, c / 2.0)))
 
@@ -114,7 +119,9 @@ def emax_stride(family: str, scale: float, g_max: int, n_models: int = 1) -> int
     The node spacing is at most the smallest SD the maximum of ``n_models`` cells
     can have on the logit scale: ``sd_max(L) * (1 / v + g_max / 4)^(-1/2)``, with
     ``v`` the cell-effect variance on the logit scale (``tau^2``; Beta:
-    ``2 trigamma(c / 2)``, its value at ``q = 1/2``), ``g_max / 4`` the most
+    ``2 trigamma(c / 2)``, its value at ``q = 1/2``; Student t: the inverse
+    curvature of its log density at the mode, ``nu tau^2 / (nu + 1)``, its
+    narrowest part), ``g_max / 4`` the most
     information a cell's draws carry, and ``sd_max(L)`` the SD of the maximum of
     ``L`` standard normals. The trapezoid rule in ``t`` on this smooth integrand
     then agrees with stride 1 to about 1e-7 per prompt (checked in the tests)."""
@@ -122,6 +129,8 @@ def emax_stride(family: str, scale: float, g_max: int, n_models: int = 1) -> int
         return 1
     if family == "logitnormal":
         v = float(scale) ** 2
+    elif family == "logit_t":
+        v = LOGIT_T_DF * float(scale) ** 2 / (LOGIT_T_DF + 1.0)
     else:
         c = (1.0 - float(scale)) / float(scale)
         v = 2.0 * float(polygamma(1, c / 2.0))
@@ -156,11 +165,12 @@ SCALE_GRID = {
     "betabinomial": np.array(
         [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
     ),
+    "logit_t": np.array([0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0]),
 }
 
 # resolution of a fitted cell-effect scale (its likelihood tables are cached on
 # this lattice); the estimate moves by about 3e-5 per lattice step
-SCALE_RES = {"logitnormal": 0.005, "betabinomial": 0.001}
+SCALE_RES = {"logitnormal": 0.005, "betabinomial": 0.001, "logit_t": 0.005}
 
 
 def _profile_max(f: np.ndarray) -> float:
@@ -230,6 +240,14 @@ def grid_tails(
         down, up = ndtr(lo), ndtr(-hi)
         # the inside as a difference of the two smaller tails (no cancellation)
         inside = np.where(eta >= 0.5 * (t_lo + t_hi), ndtr(hi) - down, ndtr(-lo) - up)
+    elif family == "logit_t":
+        lo, hi = (t_lo - eta) / scale, (t_hi - eta) / scale
+        down, up = stdtr(LOGIT_T_DF, lo), stdtr(LOGIT_T_DF, -hi)
+        inside = np.where(
+            eta >= 0.5 * (t_lo + t_hi),
+            stdtr(LOGIT_T_DF, hi) - down,
+            stdtr(LOGIT_T_DF, -lo) - up,
+        )
     else:
         c = (1.0 - scale) / scale
         q = np.clip(expit(eta), 1e-300, 1.0)
@@ -454,7 +472,7 @@ def _emax_args(fit, min_resp, stride=None) -> tuple:
     # posterior SD; the end-corrected partial sums are O(dt^4)).
     # (Not for the Beta family: with a small q c its density in t is nearly flat
     # down to the grid's end, and that truncation is resolved differently.)
-    coarse = max(1, int(stride) // 2) if fit.family == "logitnormal" else 1
+    coarse = max(1, int(stride) // 2) if fit.family != "betabinomial" else 1
     cut, w1, w2 = _nodes(max(1, int(stride) // coarse), coarse)
     t_grid = np.ascontiguousarray(T_GRID[::coarse])
     half = 0.5 * coarse * T_STEP  # the end cells' outer edges
@@ -515,6 +533,8 @@ class LatentFit:
     class_weights: np.ndarray | None = field(default=None, repr=False)  # (T, K)
     class_resp: np.ndarray | None = field(default=None, repr=False)  # (N, K)
     bic: dict = field(default_factory=dict)  # n_classes -> BIC, when selected
+    # family -> one-class log-likelihood on the selection subsample (family="auto")
+    family_loglik: dict = field(default_factory=dict)
     # a lean fit (many prompts) keeps no ``resp`` (None) but the parameters
     # ``(theta, scale, weights)`` of its last E-step, to recompute it in blocks
     resp_at: tuple | None = field(default=None, repr=False)
@@ -573,6 +593,8 @@ def _draw_cell(family: str, scale: float, eta: np.ndarray, rng) -> np.ndarray:
         return expit(eta)
     if family == "logitnormal":
         return expit(eta + scale * rng.standard_normal(eta.shape))
+    if family == "logit_t":
+        return expit(eta + scale * rng.standard_t(LOGIT_T_DF, eta.shape))
     c = (1.0 - scale) / scale
     q = np.clip(expit(eta), 1e-9, 1 - 1e-9)
     return rng.beta(q * c, (1.0 - q) * c)
@@ -793,6 +815,18 @@ def fit_latent(
         theta, sc, h = _m_step(
             name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty
         )
+    state = (theta, sc, weights, ll, it, converged)
+    return _latent_fit(family, state, topics, K, t0, tables, cell_row, topic,
+                       resp=resp, resp_at=resp_at)  # fmt: skip
+
+
+def _latent_fit(
+    family, state, topics, n_columns, t0, tables, cell_row, topic, **extra
+) -> LatentFit:
+    """The :class:`LatentFit` at the end of an EM: ``state = (theta, scale,
+    weights, loglik, n_iter, converged)``, ``topics`` the label names (default
+    ``0 .. n_columns - 1``), ``t0`` the start time, ``extra`` further fields."""
+    theta, sc, weights, ll, it, converged = state
     return LatentFit(
         family=family,
         theta=theta,
@@ -801,13 +835,12 @@ def fit_latent(
         loglik=float(ll),
         n_iter=it,
         converged=converged,
-        topics=topics or list(range(K)),
+        topics=topics or list(range(n_columns)),
         seconds=time.perf_counter() - t0,
-        resp=resp,
         tables=tables,
         cell_row=cell_row,
         topic=topic,
-        resp_at=resp_at,
+        **extra,
     )
 
 

@@ -14,7 +14,8 @@ rates are a draw from the fitted model's posterior given that prompt's counts:
    Beta family the conjugate ``Beta(q c + S, (1 - q) c + G - S)`` with
    ``q = expit(theta[l, k] - d)``, ``c = (1 - rho) / rho``; for the logit-normal
    family ``expit(eta + tau e)`` with ``e`` on a grid of ``N(0, 1)`` weighted by
-   the binomial likelihood (jittered within its grid step).
+   the binomial likelihood (jittered within its grid step); for the logit
+   Student-t family the same on a wider grid weighted by the ``t_nu`` density.
 
 If the fitted model is right, a posterior draw has the model's own distribution
 (the prior), so the world is the latent world again. If it is wrong, the rates
@@ -30,9 +31,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import expit, log_expit, logsumexp
+from scipy.special import expit, log_expit
 
-from .latent import D_GRID, LatentFit, _cell_table
+from .._backend import resolve_backend
+from .._kernels import dispatch
+from .classes import _class_estep
+from .latent import D_GRID, LOGIT_T_DF, LatentFit, _cell_table
 
 __all__ = ["posterior_sampler"]
 
@@ -41,6 +45,13 @@ __all__ = ["posterior_sampler"]
 E_GRID = np.linspace(-4.4, 4.4, 45)
 E_STEP = float(E_GRID[1] - E_GRID[0])
 LOG_PRIOR = -0.5 * E_GRID**2
+# logit Student-t cell posterior: e on a grid of the standard t_nu as wide as its
+# tail needs (P(|t_3| > 20) ~ 3e-4; the posterior given the counts is far narrower
+# where the prior's tail matters), the same step
+E_GRID_T = np.linspace(-20.0, 20.0, 201)
+LOG_PRIOR_T = -0.5 * (LOGIT_T_DF + 1.0) * np.log1p(E_GRID_T**2 / LOGIT_T_DF)
+# the e grid and log prior of each family with a continuous logit cell effect
+E_PRIORS = {"logitnormal": (E_GRID, LOG_PRIOR), "logit_t": (E_GRID_T, LOG_PRIOR_T)}
 # the tabulated sampler: eta on this grid, N_QUANTILES quantiles per (S, G, eta);
 # used while the table has at most MAX_TABLE entries (else the direct grid)
 ETA_STEP = 0.1
@@ -52,41 +63,39 @@ CHUNK = 2048
 
 def _joint_posterior(fit: LatentFit, rows: np.ndarray) -> np.ndarray:
     """``P(k, d_j | S_n)`` for the prompts ``rows``: ``(n, K J)``, rows summing
-    to 1 (column ``k J + j``)."""
+    to 1 (column ``k J + j``): the fit's own E-step kernels (latent classes: the
+    class responsibilities times each (prompt, class) pair's difficulty
+    posterior)."""
+    name = resolve_backend(None)
     K = fit.n_classes
     J = len(D_GRID)
     table = _cell_table(fit.tables.logh(fit.family, fit.scale), fit.theta)
-    cell_row = fit.cell_row[rows]
-    topic = np.asarray(fit.topic, dtype=np.int64)[rows]
+    cell_row = np.ascontiguousarray(fit.cell_row[rows])
+    topic = np.ascontiguousarray(np.asarray(fit.topic, dtype=np.int64)[rows])
     log_w = np.log(np.maximum(fit.weights, 1e-300))
-    if K > 1:
-        log_pi = np.log(np.maximum(fit.class_weights, 1e-300))
-    else:
-        log_pi = np.zeros((int(topic.max()) + 1 if len(topic) else 1, 1))
-    n, L = cell_row.shape
-    out = np.empty((n, K * J))
-    lidx = np.arange(L)[:, None]
-    for a in range(0, n, 256):
-        sl = slice(a, min(n, a + 256))
-        cr = cell_row[sl]
-        obs = cr >= 0
-        lp = np.empty((sl.stop - a, K, J))
-        for k in range(K):
-            col = topic[sl] * K + k  # theta column of class k within the label
-            vals = table[lidx, col[None, :], np.maximum(cr, 0).T]  # (L, n, J)
-            vals = np.where(obs.T[:, :, None], vals, 0.0)
-            lp[:, k, :] = vals.sum(axis=0) + log_w[None, :]
-        lp += log_pi[topic[sl]][:, :, None]
-        flat = lp.reshape(len(lp), -1)
-        out[sl] = np.exp(flat - logsumexp(flat, axis=1, keepdims=True))
-    return out
+    n = len(rows)
+    if K == 1:
+        out = np.empty((n, J))
+        dispatch("pgm_estep", name)(table, cell_row, topic, log_w, out)
+        return out
+    log_pi = np.log(np.maximum(fit.class_weights, 1e-300))
+    _, r, resp, _, _ = _class_estep(name, table, cell_row, topic, K, log_w, log_pi)
+    return (resp.reshape(n, K, J) * r[:, :, None]).reshape(n, K * J)
 
 
-def _e_weights(eta: np.ndarray, tau: float, s: np.ndarray, g: np.ndarray):
-    """Unnormalised posterior weights of ``e`` on ``E_GRID`` (last axis)."""
-    lp = eta[..., None] + tau * E_GRID
+def _e_weights(
+    eta: np.ndarray,
+    tau: float,
+    s: np.ndarray,
+    g: np.ndarray,
+    prior=E_PRIORS["logitnormal"],
+):
+    """Unnormalised posterior weights of ``e`` on the grid of ``prior = (e grid,
+    log prior)`` (last axis)."""
+    grid, log_prior = prior
+    lp = eta[..., None] + tau * grid
     # S log s(x) + (G - S) log s(-x), with log s(-x) = log s(x) - x
-    logw = LOG_PRIOR + g[..., None] * log_expit(lp) - (g - s)[..., None] * lp
+    logw = log_prior + g[..., None] * log_expit(lp) - (g - s)[..., None] * lp
     return np.exp(logw - logw.max(axis=-1, keepdims=True))
 
 
@@ -96,24 +105,22 @@ class _QuantileTable:
     ``ETA_STEP``: a draw is one table lookup (``eta`` rounded stochastically to
     a neighbouring grid point, so the mixture is unbiased in ``eta``)."""
 
-    def __init__(self, tau: float, s: np.ndarray, g: np.ndarray) -> None:
+    def __init__(
+        self, tau: float, s: np.ndarray, g: np.ndarray, prior=E_PRIORS["logitnormal"]
+    ) -> None:
+        self.grid = prior[0]
         pairs = np.unique(np.stack([g.ravel(), s.ravel()], axis=1), axis=0)
         self.g_max = int(pairs[:, 0].max()) + 1
         self.code = np.full(self.g_max * (self.g_max + 1), -1, np.int64)
         self.code[pairs[:, 0] * (self.g_max + 1) + pairs[:, 1]] = np.arange(len(pairs))
-        w = _e_weights(
-            ETA_GRID[None, :],
-            tau,
-            pairs[:, 1, None].astype(np.float64),
-            pairs[:, 0, None].astype(np.float64),
-        )  # (pairs, eta, e)
-        cdf = np.cumsum(w, axis=-1)
-        cdf /= cdf[..., -1:]
         qs = (np.arange(N_QUANTILES) + 0.5) / N_QUANTILES
-        self.q = np.empty(cdf.shape[:2] + (N_QUANTILES,), np.uint8)
-        for i in range(cdf.shape[0]):  # (eta, e) per pair: searchsorted row-wise
-            self.q[i] = (cdf[i][:, None, :] < qs[None, :, None]).sum(axis=-1)
-        np.minimum(self.q, len(E_GRID) - 1, out=self.q)
+        self.q = np.empty((len(pairs), len(ETA_GRID), N_QUANTILES), np.uint8)
+        for i, (g_i, s_i) in enumerate(pairs.astype(np.float64)):
+            # one pair at a time: (eta, e) weights, their CDF, its quantiles
+            cdf = np.cumsum(_e_weights(ETA_GRID, tau, s_i, g_i, prior), axis=-1)
+            cdf /= cdf[:, -1:]
+            self.q[i] = (cdf[:, None, :] < qs[None, :, None]).sum(axis=-1)
+        np.minimum(self.q, len(self.grid) - 1, out=self.q)
 
     def draw(self, eta: np.ndarray, s: np.ndarray, g: np.ndarray, r) -> np.ndarray:
         pos = np.clip((eta - ETA_GRID[0]) / ETA_STEP, 0.0, len(ETA_GRID) - 1.0)
@@ -122,7 +129,7 @@ class _QuantileTable:
         i = np.minimum(i, len(ETA_GRID) - 1)
         pair = self.code[g.astype(np.int64) * (self.g_max + 1) + s.astype(np.int64)]
         m = (r.random(eta.shape) * N_QUANTILES).astype(np.int64)
-        e = E_GRID[self.q[pair, i, m]]
+        e = self.grid[self.q[pair, i, m]]
         return e + r.uniform(-E_STEP / 2, E_STEP / 2, eta.shape)
 
 
@@ -139,11 +146,12 @@ def _cell_draws(
     tau = float(fit.scale)
     if table is not None:
         return expit(eta + tau * table.draw(eta, s, g, r))
-    w = _e_weights(eta, tau, s, g)
+    prior = E_PRIORS[fit.family]
+    w = _e_weights(eta, tau, s, g, prior)
     cw = np.cumsum(w, axis=-1)
     u = r.random(eta.shape) * cw[..., -1]
-    pick = np.minimum((cw < u[..., None]).sum(axis=-1), len(E_GRID) - 1)
-    e = E_GRID[pick] + r.uniform(-E_STEP / 2, E_STEP / 2, pick.shape)
+    pick = np.minimum((cw < u[..., None]).sum(axis=-1), len(prior[0]) - 1)
+    e = prior[0][pick] + r.uniform(-E_STEP / 2, E_STEP / 2, pick.shape)
     return expit(eta + tau * e)
 
 
@@ -162,10 +170,12 @@ def posterior_sampler(
     G_r = np.asarray(G, dtype=np.int64)[rows]
     topic_r = np.asarray(fit.topic, dtype=np.int64)[rows]
     table = None
-    if fit.family == "logitnormal" and fit.scale > 0:
+    if fit.family in E_PRIORS and fit.scale > 0:
         n_pairs = len(np.unique(G_r * (int(G_r.max()) + 1) + S_r.astype(np.int64)))
         if n_pairs * len(ETA_GRID) * N_QUANTILES <= MAX_TABLE:
-            table = _QuantileTable(float(fit.scale), S_r.astype(np.int64), G_r)
+            table = _QuantileTable(
+                float(fit.scale), S_r.astype(np.int64), G_r, E_PRIORS[fit.family]
+            )
 
     def sample(n: int, r: np.random.Generator):
         src = r.integers(0, len(rows), n)
