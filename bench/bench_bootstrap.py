@@ -25,7 +25,7 @@ from scipy import stats
 
 import capfront
 from capfront.bootstrap import bootstrap
-from conftest import LARGE, alternative, run, timed
+from conftest import LARGE, alternative, kernel_backends, kernel_cases, run, timed
 
 N_PROMPTS = 400_000 if LARGE else 3_000
 N_MODELS = 33 if LARGE else 8
@@ -40,6 +40,10 @@ N_SCIPY_BCA = 4_000 if LARGE else 1_000
 ROUNDS = 1 if LARGE else None  # one round of the issue's size
 STATISTICS = ["naive_oracle", "oracle_gain"]
 METHODS = ["percentile", "bca"]
+# the registry kernel each statistic's replicates run on: the naive oracle's
+# per-prompt maxima take few values (multinomial class counts), the gain's rows many
+# (prompt sums)
+KERNEL = {"naive_oracle": "bootstrap_class_counts", "oracle_gain": "bootstrap_sums"}
 
 
 @pytest.fixture(scope="module")
@@ -69,11 +73,11 @@ def _p_hat(results) -> np.ndarray:
 
 
 @pytest.mark.parametrize("method", METHODS)
-@pytest.mark.parametrize("statistic", STATISTICS)
-@pytest.mark.parametrize("backend", ["cpp", "numba", "numpy"])
+@pytest.mark.parametrize(
+    "statistic, backend",
+    kernel_cases(KERNEL),
+)
 def test_capfront(benchmark, results, reference, statistic, method, backend):
-    if backend not in capfront.available_backends():
-        pytest.skip(f"{backend} not available")
     benchmark.group = f"{statistic}-{method}"
     n = B if backend == "cpp" else B_TIMED[backend]
     benchmark.extra_info.update(n_resamples=n, scale_to=B)
@@ -97,6 +101,32 @@ def test_capfront(benchmark, results, reference, statistic, method, backend):
     # ours sums integer codes exactly; the baselines' float means differ by ~1e-12
     assert out.estimate == pytest.approx(want, abs=1e-9)
     assert out.ci[0] < out.ci[1]
+
+
+@pytest.mark.parametrize("backend", kernel_backends("bootstrap_two_level_sums"))
+def test_two_level(benchmark, results, backend):
+    """``two_level=True``: each drawn prompt's cells redrawn ``S* ~ Bin(G, p_hat)``
+    (no library does this; against the NumPy reference path, replicate for
+    replicate)."""
+    benchmark.group = "naive_oracle-two_level"
+    n = B if backend == "cpp" else B_TIMED[backend]
+    benchmark.extra_info.update(n_resamples=n, scale_to=B)
+    kw = dict(n_resamples=n, two_level=True, keep_replicates=True)
+    out = run(
+        benchmark,
+        bootstrap,
+        results,
+        "naive_oracle",
+        backend=backend,
+        **kw,
+        rounds=ROUNDS,
+    )
+    k = min(n, B_TIMED["numpy"])
+    ref = bootstrap(
+        results, "naive_oracle", **{**kw, "n_resamples": k}, backend="numpy"
+    ).replicates
+    np.testing.assert_array_equal(out.replicates[:k], ref)
+    assert out.estimate == pytest.approx(capfront.naive_oracle(results).value, abs=1e-9)
 
 
 @pytest.mark.parametrize("method", METHODS)

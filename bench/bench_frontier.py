@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 
 import capfront
-from capfront.frontier import frontier, frontier_options
-from conftest import LARGE, alternative, run
+from capfront.frontier import frontier, frontier_options, hull_segments
+from conftest import LARGE, alternative, kernel_backends, kernel_cases, run
 
 N_PROMPTS = 400_000 if LARGE else 3_000
 N_MODELS = 33 if LARGE else 8
@@ -37,7 +37,12 @@ PARETOSET_POINTS = 20_000 if LARGE else 1_000  # paretoset is O(M * front size)
 # lambdas timed: all 1,000 prehoc; posthoc at the large size only 10, which already
 # take longer than the exact frontier (the sweep's cost grows with the lambdas)
 SWEEP_TIMED = {False: 1000 if LARGE else 100, True: 10 if LARGE else 100}
-BACKENDS = ["cpp", "numba", "numpy"]
+# the registry kernels a frontier runs on: per-cell hulls (prehoc) or the
+# best-of-k options (posthoc), then the vertices at the prompt weights
+FRONTIER_KERNELS = {
+    "prehoc": ("hull_segments_cells", "frontier_vertices"),
+    "posthoc": ("hull_segments_posthoc", "frontier_vertices"),
+}
 
 
 def _workload(n_prompts: int, n_models: int, n_draws: int, seed: int = 0):
@@ -92,18 +97,18 @@ def _run(benchmark, fn, *args, rounds: int = 1, **kwargs):
     )
 
 
-@pytest.mark.parametrize("posthoc", [False, True], ids=["prehoc", "posthoc"])
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_frontier(benchmark, results, backend, posthoc):
-    if backend not in capfront.available_backends():
-        pytest.skip(f"backend {backend} not available")
-    benchmark.group = f"frontier-{'posthoc' if posthoc else 'prehoc'}"
+@pytest.mark.parametrize(
+    "kind, backend",
+    kernel_cases(FRONTIER_KERNELS),
+)
+def test_frontier(benchmark, results, kind, backend):
+    posthoc = kind == "posthoc"
+    benchmark.group = f"frontier-{kind}"
     # the posthoc NumPy path takes minutes at the large size: one round
     rounds = (1 if backend == "numpy" else 3) if posthoc else 5
     fr = _run(
         benchmark, frontier, results, posthoc=posthoc, backend=backend, rounds=rounds
     )
-    kind = "posthoc" if posthoc else "prehoc"
     assert fr.max_quality == pytest.approx(
         capfront.naive_oracle(results, kind).value, abs=1e-9
     )
@@ -120,6 +125,26 @@ def test_numpy_lambda_sweep(benchmark, results, posthoc):
     pts = _run(benchmark, _lambda_sweep, results, posthoc, SWEEP_TIMED[posthoc])
     fr = frontier(results, posthoc=posthoc)
     assert (pts[:, 1] <= fr.quality_at(pts[:, 0]) + 1e-9).all()
+
+
+@pytest.fixture(scope="module")
+def options(results):
+    """Dense option arrays: the posthoc options (k = 1..G generations of each
+    model; at the large size the prehoc ones, (N, L): the posthoc would take GBs)."""
+    c, q, _, _ = frontier_options(results, posthoc=not LARGE)
+    return c, q, hull_segments(c, q, backend="numpy")
+
+
+@pytest.mark.parametrize("backend", kernel_backends("hull_segments_dense"))
+def test_hull_segments(benchmark, options, backend):
+    """``hull_segments`` of given (N, M) option arrays, against the NumPy
+    reference path: identical segments."""
+    c, q, want = options
+    benchmark.group = f"hull_segments (N, M) = {c.shape}"
+    got = _run(benchmark, hull_segments, c, q, backend=backend, rounds=3)
+    for field in ("base_option", "prompt", "option_from", "option_to", "dcost"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
+    np.testing.assert_array_equal(got.dquality, want.dquality)
 
 
 def _front_heavy(n: int, seed: int = 0) -> np.ndarray:
@@ -142,10 +167,8 @@ def pareto_reference(points):
 
 
 @pytest.mark.benchmark(group="pareto3d")
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", kernel_backends("pareto_minima_3d"))
 def test_pareto_3d(benchmark, points, pareto_reference, backend):
-    if backend not in capfront.available_backends():
-        pytest.skip(f"backend {backend} not available")
     rounds = 1 if backend == "numpy" else 3
     got = _run(benchmark, capfront.pareto_3d, points, backend=backend, rounds=rounds)
     np.testing.assert_array_equal(got, pareto_reference)
@@ -196,7 +219,9 @@ def test_pareto_3d_paretoset(benchmark, points, pareto_reference):
 
 
 @pytest.mark.benchmark(group="pareto3d-paretoset-size")
-@pytest.mark.parametrize("backend", ["cpp"])
+@pytest.mark.parametrize(
+    "backend", kernel_backends("pareto_minima_3d", backends=("cpp",))
+)
 def test_pareto_3d_small(benchmark, points, backend):
     """capfront at paretoset's size, for the ratio."""
     pts = points[:PARETOSET_POINTS]
@@ -226,21 +251,28 @@ def pareto_sets():
     return {k: (v, capfront.pareto_3d(v, backend="numpy")) for k, v in sets.items()}
 
 
-@pytest.mark.parametrize("kind", ["uniform", "plane"])
-@pytest.mark.parametrize(
-    "who", ["cpp", "numba", "numpy", "moocore", "paretoset"], ids=lambda w: w
-)
-def test_pareto_3d_vs_libraries(benchmark, pareto_sets, kind, who):
+def _pareto_group(benchmark, pareto_sets, kind: str):
     pts, want = pareto_sets[kind]
     benchmark.group = f"pareto3d-{kind} M={len(pts)}"
-    if who in capfront.BACKENDS:
-        if who not in capfront.available_backends():
-            pytest.skip(f"backend {who} not available")
-        if who == "numpy" and LARGE and kind == "uniform":
-            pytest.skip("the NumPy reference sweep has no pre-filter (minutes)")
-        capfront.pareto_3d(pts[:100], backend=who)  # compile numba
-        got = _run(benchmark, capfront.pareto_3d, pts, backend=who, rounds=5)
-    elif who == "moocore":
+    return pts, want
+
+
+@pytest.mark.parametrize("kind", ["uniform", "plane"])
+@pytest.mark.parametrize("backend", kernel_backends("pareto_minima_3d"))
+def test_pareto_3d_vs_libraries(benchmark, pareto_sets, kind, backend):
+    pts, want = _pareto_group(benchmark, pareto_sets, kind)
+    if backend == "numpy" and LARGE and kind == "uniform":
+        pytest.skip("the NumPy reference sweep has no pre-filter (minutes)")
+    capfront.pareto_3d(pts[:100], backend=backend)  # compile numba
+    got = _run(benchmark, capfront.pareto_3d, pts, backend=backend, rounds=5)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "plane"])
+@pytest.mark.parametrize("who", ["moocore", "paretoset"])
+def test_pareto_3d_libraries(benchmark, pareto_sets, kind, who):
+    pts, want = _pareto_group(benchmark, pareto_sets, kind)
+    if who == "moocore":
         got = _moocore_front(benchmark, pts, rounds=5)
     else:
         if importlib.util.find_spec("paretoset") is None:

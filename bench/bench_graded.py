@@ -16,11 +16,10 @@ import pytest
 
 import capfront as cf
 from capfront.debias import graded
-from conftest import LARGE, run
+from conftest import LARGE, kernel_backends, run
 
 N, L, G, SPLITS = (10_000, 20, 10, 32) if LARGE else (300, 5, 6, 8)
 SIZES = np.arange(max(1, G // 2), G)  # up to the fewest draws of a cell, G - 1
-BACKENDS = cf.available_backends()
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +37,7 @@ def data():
         "crossfit": graded.graded_crossfit_rows(scores, valid, backend="numpy", **kw),
         "curve": graded.graded_curve_rows(scores, valid, SIZES, backend="numpy", **kw),
     }
-    for b in BACKENDS:  # compile the Numba kernels outside the timings
+    for b in cf.available_backends():  # compile Numba outside the timings
         graded.graded_crossfit_rows(scores[:2], valid[:2], n_splits=2, backend=b)
         graded.graded_curve_rows(scores[:2], valid[:2], [1], n_splits=2, backend=b)
     naive = float(
@@ -47,7 +46,7 @@ def data():
     return scores, valid, truth, naive, ref
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", kernel_backends("graded_crossfit_rows"))
 def test_graded_crossfit(benchmark, data, backend):
     scores, valid, truth, naive, ref = data
     benchmark.group = f"graded crossfit N={N} L={L} G={G} n_splits={SPLITS}"
@@ -65,7 +64,7 @@ def test_graded_crossfit(benchmark, data, backend):
     assert rows.mean() <= truth + 0.02 and truth <= naive + 0.02
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", kernel_backends("graded_curve_rows"))
 def test_graded_curve(benchmark, data, backend):
     scores, valid, truth, naive, ref = data
     benchmark.group = (

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import capfront as cf
-from conftest import LARGE, alternative, run
+from conftest import LARGE, alternative, kernel_cases, run
 
 N, L, G = (1_000_000, 33, 20) if LARGE else (20_000, 8, 20)
-BACKENDS = ["cpp", "numba", "numpy"]
+KERNEL = {"prehoc": "naive_oracle_rows", "union": "union_oracle_rows"}
 
 
 @pytest.fixture(scope="module")
@@ -41,20 +41,24 @@ def _numpy_union(S, n_draws, cost_sum):
     ).mean()
 
 
-@pytest.mark.parametrize("kind", ["prehoc", "union"])
-@pytest.mark.parametrize("who", [*BACKENDS, "numpy-lines"])
-def test_naive_oracle(benchmark, results, kind, who):
+def _want(benchmark, results, kind: str):
     benchmark.group = f"naive_oracle-{kind} N={N} L={L} G={G}"
-    want = cf.naive_oracle(results, kind, backend="numpy")
-    if who == "numpy-lines":
-        alternative(benchmark, "NumPy lines")
-        fn = _numpy_prehoc if kind == "prehoc" else _numpy_union
-        args = (results.successes, results.n_draws, results.stats.cost_sum)
-        value, cost = run(benchmark, fn, *args, rounds=5)
-    else:
-        if who not in cf.available_backends():
-            pytest.skip(f"backend {who} not available")
-        cf.naive_oracle(results, kind, backend=who)  # compile numba
-        out = run(benchmark, cf.naive_oracle, results, kind, backend=who, rounds=5)
-        value, cost = out.value, out.cost
+    return cf.naive_oracle(results, kind, backend="numpy")
+
+
+@pytest.mark.parametrize("kind, backend", kernel_cases(KERNEL))
+def test_naive_oracle(benchmark, results, kind, backend):
+    want = _want(benchmark, results, kind)
+    cf.naive_oracle(results, kind, backend=backend)  # compile numba
+    out = run(benchmark, cf.naive_oracle, results, kind, backend=backend, rounds=5)
+    assert (out.value, out.cost) == (want.value, want.cost)
+
+
+@pytest.mark.parametrize("kind", list(KERNEL))
+def test_numpy_lines(benchmark, results, kind):
+    want = _want(benchmark, results, kind)
+    alternative(benchmark, "NumPy lines")
+    fn = _numpy_prehoc if kind == "prehoc" else _numpy_union
+    args = (results.successes, results.n_draws, results.stats.cost_sum)
+    value, cost = run(benchmark, fn, *args, rounds=5)
     assert (value, cost) == (want.value, want.cost)

@@ -30,15 +30,21 @@ import numpy as np
 import pytest
 
 import capfront
+from capfront._kernels import dispatch
 from capfront.bootstrap import bootstrap
 from capfront.resampling.oracle_statistics import oracle_statistic
 from capfront.resampling.statistics import Codes
-from conftest import LARGE, alternative, run
+from conftest import LARGE, alternative, kernel_cases, run
 
 N = 400_000 if LARGE else 20_000
 B = 10_000 if LARGE else 500
 ROUNDS = 3 if LARGE else None
-CASES = ["naive_oracle_ragged", "oracle_gain_3", "naive_oracle"]
+# each case with the registry kernel its replicates run on (the engine's choice)
+CASES = {
+    "naive_oracle_ragged": "bootstrap_sums",
+    "oracle_gain_3": "bootstrap_sums",
+    "naive_oracle": "bootstrap_class_counts",
+}
 
 
 def _results(case: str) -> capfront.EvalResults:
@@ -58,15 +64,24 @@ def _statistic(case: str) -> str:
     return "oracle_gain" if case == "oracle_gain_3" else "naive_oracle"
 
 
-@pytest.fixture(scope="module", params=CASES)
-def case(request):
-    res = _results(request.param)
-    stat = oracle_statistic(res, _statistic(request.param))
-    V = np.column_stack(
-        [c.z * c.scale if isinstance(c, Codes) else c for c in stat.columns]
-    )
-    values, sizes = np.unique(V, axis=0, return_counts=True)
-    return request.param, res, stat, values, sizes
+@pytest.fixture(scope="module")
+def cases():
+    """Each case's data, built on first use: ``(results, statistic, class values,
+    class sizes)``."""
+    built: dict = {}
+
+    def get(name: str):
+        if name not in built:
+            res = _results(name)
+            stat = oracle_statistic(res, _statistic(name))
+            V = np.column_stack(
+                [c.z * c.scale if isinstance(c, Codes) else c for c in stat.columns]
+            )
+            values, sizes = np.unique(V, axis=0, return_counts=True)
+            built[name] = res, stat, values, sizes
+        return built[name]
+
+    return get
 
 
 def _multinomial(stat, values, sizes, seed: int = 0) -> np.ndarray:
@@ -88,11 +103,12 @@ def _agree(ours: np.ndarray, theirs: np.ndarray) -> None:
     assert ours.std() == pytest.approx(sd, rel=0.15)
 
 
-@pytest.mark.parametrize("backend", ["cpp", "numba", "numpy"])
-def test_capfront(benchmark, case, backend):
-    name, res, stat, values, sizes = case
-    if backend not in capfront.available_backends():
-        pytest.skip(f"{backend} not available")
+@pytest.mark.parametrize(
+    "name, backend",
+    kernel_cases(CASES),
+)
+def test_capfront(benchmark, cases, name, backend):
+    res, stat, values, sizes = cases(name)
     if LARGE and backend == "numpy":
         pytest.skip("the NumPy reference draws the classes in Python: minutes")
     benchmark.group = f"classes-{name}"
@@ -113,9 +129,63 @@ def test_capfront(benchmark, case, backend):
     _agree(out.replicates, _multinomial(stat, values, sizes))
 
 
-def test_numpy_multinomial(benchmark, case):
-    name, _, stat, values, sizes = case
+@pytest.mark.parametrize("name", list(CASES))
+def test_numpy_multinomial(benchmark, cases, name):
+    _, stat, values, sizes = cases(name)
     benchmark.group = f"classes-{name}"
     alternative(benchmark, "rng.multinomial over classes")
     reps = run(benchmark, _multinomial, stat, values, sizes, rounds=ROUNDS)
     assert np.isfinite(reps).all() and reps.size == B
+
+
+# ----------------------------------------- resampling kernels timed through dispatch
+# Kernels no public-call group above reaches on its own: the prompt path's draw
+# counts (``with_band``, the intervals of ``versus_best_single``), the raw Philox
+# words (the two-level prompt path), the class sums and the keyed Poisson sums of
+# ``capfront.dask.bootstrap``. Each is timed as ``dispatch(name, backend)(*args)``
+# on one input against the NumPy reference, whose output it must equal.
+N_KERNEL = 200_000 if LARGE else 5_000
+B_KERNEL = 200 if LARGE else 20
+
+
+def _direct_inputs(name: str) -> tuple:
+    rng = np.random.default_rng(1)
+    offsets = np.array([0, N_KERNEL // 3, N_KERNEL], dtype=np.int64)
+    if name == "philox_words":
+        return (7, 3, 1, 0, 4 * N_KERNEL)
+    if name == "bootstrap_counts":
+        return (offsets, 7, 0, B_KERNEL)
+    if name == "bootstrap_class_sums":
+        class_offsets = np.array([0, 21, 42], dtype=np.int64)  # 2 strata x 21 values
+        size = rng.multinomial(N_KERNEL // 2, np.full(21, 1 / 21), size=2).ravel()
+        value = rng.integers(0, 21, 42).astype(np.int64)
+        return (class_offsets, size.astype(np.int64), value, 7, 0, B_KERNEL)
+    keys = rng.choice(2**40, N_KERNEL, replace=False).astype(np.int64)
+    values = rng.integers(0, 21, (N_KERNEL, 3)).astype(np.int64)
+    return (keys, values, 7, B_KERNEL)
+
+
+DIRECT = ("philox_words", "bootstrap_counts", "bootstrap_class_sums", "poisson_sums")
+
+
+@pytest.fixture(scope="module")
+def direct():
+    """Each direct kernel's input and NumPy reference output, built on first use."""
+    built: dict = {}
+
+    def get(name: str):
+        if name not in built:
+            args = _direct_inputs(name)
+            built[name] = args, dispatch(name, "numpy")(*args)
+        return built[name]
+
+    return get
+
+
+@pytest.mark.parametrize("name, backend", kernel_cases({k: k for k in DIRECT}))
+def test_kernel(benchmark, direct, name, backend):
+    args, want = direct(name)
+    benchmark.group = f"kernel-{name}"
+    fn = dispatch(name, backend)
+    got = run(benchmark, fn, *args, rounds=ROUNDS, warmup=True)
+    np.testing.assert_array_equal(got, want)

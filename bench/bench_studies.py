@@ -1,8 +1,8 @@
 """Benchmarks of the simulation studies (capfront.studies).
 
 The studies' inner loop is the exact expected naive oracle of one workload at every
-``G`` of the grid (``expected_max_binomial``); it is timed for the C++ and NumPy
-backends in one group. The whole default studies run only with
+``G`` of the grid (``expected_max_binomial``); it is timed on every backend of the
+registry entry in one group. The whole default studies run only with
 ``CAPFRONT_BENCH_LARGE=1`` (or ``-m large``).
 """
 
@@ -13,7 +13,7 @@ import pytest
 
 import capfront
 from capfront.studies import bias_decay, topic_entropy
-from conftest import LARGE
+from conftest import LARGE, kernel_backends
 
 DRAWS = (1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 70, 100, 150, 200)
 
@@ -40,10 +40,9 @@ def reference(workload) -> np.ndarray:
 
 
 @pytest.mark.benchmark(group="study-bias-curve")
-@pytest.mark.parametrize("backend", ["cpp", "numpy"])
+@pytest.mark.parametrize("backend", kernel_backends("expected_max_binomial_rows"))
 def test_bias_curve(benchmark, workload, reference, backend):
-    if backend not in capfront.available_backends():
-        pytest.skip(f"backend {backend} not available")
+    capfront.expected_max_binomial(workload[:2], 2, backend=backend)  # compile numba
     curve = benchmark(_bias_curve, workload, DRAWS, backend)
     np.testing.assert_allclose(curve, reference, rtol=1e-9, atol=1e-12)
     assert (np.diff(curve) < 0).all()

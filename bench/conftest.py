@@ -10,6 +10,13 @@
 - :func:`alternative`: marks a benchmark as what a user would write instead of
   capfront (NumPy one-liner, SciPy, moocore, paretoset, polars). Every benchmark
   checks that its output agrees with capfront's.
+- :func:`kernel_backends`: the ``backend`` parametrisation of a benchmark that times
+  registry kernels (:func:`capfront._kernels.kernels`, the registry the parity tests
+  loop over): one case per backend of the entries, skipped with the reason when a
+  backend is not available here. The harness checks that the timed test really
+  dispatched every kernel it names on its backend, and
+  ``tests/test_bench_registry.py`` that every registered kernel is named by some
+  benchmark.
 
 At the end of a run the summary prints, per group, capfront's time against the
 fastest alternative of the group (and against the group's NumPy reference path),
@@ -26,6 +33,8 @@ from typing import Any
 import pytest
 
 import capfront
+from capfront._backend import BACKENDS, resolve_backend
+from capfront._kernels import Kernel, kernels
 
 LARGE = os.environ.get("CAPFRONT_BENCH_LARGE") == "1"
 
@@ -99,6 +108,93 @@ def write_long_parquet(
                 "score": score,
             }
             writer.write_table(pa.table(columns))
+
+
+#: kernel names passed to :func:`kernel_backends` by the bench modules imported so
+#: far (``tests/test_bench_registry.py`` imports every bench module and reads it)
+BENCHMARKED: set[str] = set()
+
+
+def kernel_backends(
+    *names: str, case: Any = None, backends: tuple[str, ...] = BACKENDS
+) -> list[Any]:
+    """``pytest.param`` s of ``backend`` (or of ``(case, backend)`` when ``case`` is
+    given) for a benchmark whose timed call dispatches the registry kernels
+    ``names``.
+
+    One param per backend of ``backends`` (default every backend a registry entry
+    has), id ``backend`` (``case-backend``); a backend not available here is skipped
+    with the reason :func:`capfront.resolve_backend` gives. Each param carries the
+    ``kernels`` mark: after the test the harness asserts that every kernel in
+    ``names`` was dispatched on that backend (a benchmark that stops reaching its
+    kernel fails instead of timing something else). An unknown kernel name raises
+    at collection.
+    """
+    registry = kernels()
+    unknown = [n for n in names if n not in registry]
+    if unknown:
+        raise ValueError(
+            f"kernel_backends: unknown kernel(s) {unknown}; registered: "
+            f"{', '.join(sorted(registry))}"
+        )
+    BENCHMARKED.update(names)
+    params = []
+    for backend in backends:
+        marks = [pytest.mark.kernels(*names)]
+        try:
+            resolve_backend(backend)
+        except ValueError as err:
+            marks.append(pytest.mark.skip(reason=str(err)))
+        values = (backend,) if case is None else (case, backend)
+        ident = backend if case is None else f"{case}-{backend}"
+        params.append(pytest.param(*values, marks=marks, id=ident))
+    return params
+
+
+def kernel_cases(cases: dict[Any, str | tuple[str, ...]]) -> list[Any]:
+    """``(case, backend)`` params of :func:`kernel_backends` for every case of
+    ``cases``: case -> the kernel (or tuple of kernels) its timed call runs on."""
+    return [
+        p
+        for case, names in cases.items()
+        for p in kernel_backends(
+            *((names,) if isinstance(names, str) else names), case=case
+        )
+    ]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "kernels(*names): registry kernels the benchmark times; the harness checks "
+        "that each was dispatched on the test's backend",
+    )
+
+
+@pytest.fixture(autouse=True)
+def _check_dispatched(request: pytest.FixtureRequest, monkeypatch) -> Any:
+    """Record the kernels dispatched during a ``kernels``-marked test (every
+    implementation is reached through ``Kernel.for_backend``) and fail the test
+    when one of its named kernels was not dispatched on its backend."""
+    marker = request.node.get_closest_marker("kernels")
+    if marker is None or not marker.args:
+        yield
+        return
+    seen: set[tuple[str, str]] = set()
+    original = Kernel.for_backend
+
+    def recording(self: Kernel, backend: str) -> Any:
+        seen.add((self.name, backend))
+        return original(self, backend)
+
+    monkeypatch.setattr(Kernel, "for_backend", recording)
+    yield
+    backend = request.node.callspec.params["backend"]
+    missing = [name for name in marker.args if (name, backend) not in seen]
+    assert not missing, (
+        f"{request.node.nodeid} names kernel(s) {missing} but did not dispatch them "
+        f"on {backend!r} (dispatched: {sorted(seen)})"
+    )
 
 
 def alternative(benchmark: Any, name: str) -> None:

@@ -11,10 +11,10 @@ PYBIND11_MODULE(_core, m) {
     m.def("num_threads", &capfront::num_threads, "Threads the kernels use.");
     m.def("set_num_threads", &capfront::set_num_threads, py::arg("n"),
           "Set the kernels' thread count (0 = all cores). Results do not depend on it.");
-    register_stats(m);
+    register_suffstats(m);
     register_expected_max(m);
     register_frontier(m);
-    register_pareto(m);
+    register_pareto3d(m);
     register_bootstrap(m);
     register_debias(m);
     register_graded(m);

@@ -6,10 +6,10 @@
 #include <stdexcept>
 #include <string>
 
-void register_stats(pybind11::module_& m);
+void register_suffstats(pybind11::module_& m);
 void register_expected_max(pybind11::module_& m);
 void register_frontier(pybind11::module_& m);
-void register_pareto(pybind11::module_& m);
+void register_pareto3d(pybind11::module_& m);
 void register_bootstrap(pybind11::module_& m);
 void register_debias(pybind11::module_& m);
 void register_graded(pybind11::module_& m);

@@ -117,11 +117,12 @@ out["prehoc"] = cf.naive_oracle(res, "prehoc").value
 out["modules"] = sorted(m for m in HIDE if m in sys.modules)
 if "numba" in HIDE:
     # the Numba kernels run as plain Python: their bodies must agree too
-    from capfront import _numba_kernels as nbk
+    from capfront._kernels import expected_max as nbk
+    from capfront._kernels.suffstats import suffstats_nb
     out["py_emax"] = nbk.expected_max_binomial_nb(p, np.full(p.shape, 8)).tolist()
     out["py_curve"] = nbk.subsample_curve_nb(S, np.full(S.shape, 8),
                                              np.arange(1, 9)).tolist()
-    out["py_successes"] = nbk.suffstats_nb(x, None, None, None)["successes"].tolist()
+    out["py_successes"] = suffstats_nb(x, None, None, None)["successes"].tolist()
 print(json.dumps(out))
 """
 

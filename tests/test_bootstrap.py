@@ -179,9 +179,9 @@ def test_class_counts_path_has_the_bootstrap_distribution():
     ],
 )
 def test_binomial_sampler(n, a, b):
+    from capfront._kernels.bootstrap import binomial_ratio_nb
     from capfront._kernels.bootstrap import binomial_ratio_np as _binomial_ratio_np
     from capfront._kernels.bootstrap import uniform53 as _uniform53
-    from capfront._numba_bootstrap import binomial_ratio_nb
 
     rng = np.random.default_rng(n + a)
     us = [_uniform53(int(x), int(y)) for x, y in rng.integers(0, 2**32, (400, 2))]
@@ -512,7 +512,8 @@ def test_bad_statistic_and_results():
 def test_numba_bodies_as_python():
     """The Numba kernels' Python bodies (``py_func``, as without numba) agree with
     the compiled kernels and the NumPy reference."""
-    nbk = pytest.importorskip("capfront._numba_bootstrap")
+    from capfront._kernels import bootstrap as nbk
+
     if not hasattr(nbk.bootstrap_sums_nb, "py_func"):
         pytest.skip("numba not installed: the kernels already are Python")
     from capfront._kernels.bootstrap import bootstrap_sums_np as _sums_np

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import capfront
 from capfront import _philox
 from capfront._kernels import dispatch
-from capfront._numba_bootstrap import stream_words_nb
+from capfront._kernels.bootstrap import stream_words_nb
 
 
 def _words(seed, rep, stream, start, count, backend):  # noqa: ANN001, ANN202

@@ -417,7 +417,8 @@ def test_without_numba_pure_python_kernels_agree():
     code = """
 import numpy as np
 import capfront
-from capfront import _numba_frontier as nbf
+from capfront._kernels import frontier as nbf
+from capfront._kernels import pareto3d as nbp
 assert "numba" not in capfront.available_backends()
 rng = np.random.default_rng(0)
 c = rng.choice([0.0, 0.5, 1.0, 2.0], size=(40, 5)); q = rng.integers(0, 5, (40, 5)) / 4
@@ -432,7 +433,7 @@ ref = capfront.frontier(r, posthoc=True, backend="numpy").segments
 for k, v in got.items():
     assert np.array_equal(v, getattr(ref, k)), k
 pts = rng.integers(0, 3, (60, 3)).astype(float)
-assert np.array_equal(nbf.pareto_minima_3d_nb(pts),
+assert np.array_equal(nbp.pareto_minima_3d_nb(pts),
                       capfront.pareto_3d(pts, maximize=(False,) * 3, backend="numpy"))
 print("ok")
 """

@@ -339,7 +339,7 @@ def test_binding_checks():
 
 def test_numba_bodies_as_python():
     """The Numba kernels' bodies run as plain Python (no numba) and agree."""
-    from capfront import _numba_graded as nbg
+    from capfront._kernels import graded as nbg
 
     rng = np.random.default_rng(4)
     scores, valid = _ragged(rng, 3, 2, 5, 0.7)

@@ -8,7 +8,7 @@ import numpy.typing as npt
 def num_threads() -> int: ...
 def set_num_threads(n: int) -> None: ...
 
-# register_stats.cpp
+# register_suffstats.cpp
 def sufficient_stats(
     scores: npt.NDArray[Any],
     mask: npt.NDArray[np.uint8] | None = None,
@@ -215,7 +215,7 @@ def frontier_vertices(
     dquality: npt.NDArray[np.float64],
 ) -> npt.NDArray[np.float64]: ...
 
-# register_pareto.cpp
+# register_pareto3d.cpp
 def pareto_minima_3d(
     points: npt.NDArray[np.float64],
     maximize: tuple[bool, bool, bool] = (False, False, False),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import njit, prange
-from ._numba_kernels import _subsample_rows_nb, hypergeom_cdf_nb
+from ._kernels.expected_max import _subsample_rows_nb, hypergeom_cdf_nb
 
 # degrees of freedom of the logit Student-t cell effect (family 2, "logit_t"); the
 # C++ kernels' capfront::kLogitTDf is the same number

@@ -86,6 +86,22 @@ def _need(df: pd.DataFrame, column: str | None, role: str) -> None:
         )
 
 
+_OPTIONAL_ROLES = ("cost", "latency", "benchmark", "topic")
+
+
+def _checked_frame(
+    frame: Any, required: dict[str, str], optional: tuple[str | None, ...]
+) -> pd.DataFrame:
+    """``frame`` as a pandas DataFrame, after checking that it has every column
+    named: ``required`` (role -> column), then the ``(cost, latency, benchmark,
+    topic)`` columns of ``optional`` (``None``: not used). The first missing one
+    raises :func:`_need`'s ``ValueError``."""
+    df = _to_pandas(frame)
+    for role, col in (*required.items(), *zip(_OPTIONAL_ROLES, optional, strict=True)):
+        _need(df, col, role)
+    return df
+
+
 def _per_prompt(
     df: pd.DataFrame, column: str, p_codes: np.ndarray, n: int
 ) -> np.ndarray:
@@ -114,17 +130,11 @@ def _dense_from_frame(
 ) -> dict[str, Any]:
     """Long table -> dense ``(N, L, G)`` arrays (``scores``, ``mask``, ``cost``,
     ``latency``) and labels, as keyword arguments of ``EvalResults.from_arrays``."""
-    df = _to_pandas(frame)
-    for col, role in (
-        (prompt, "prompt"),
-        (model, "model"),
-        (score, "score"),
-        (cost, "cost"),
-        (latency, "latency"),
-        (benchmark, "benchmark"),
-        (topic, "topic"),
-    ):
-        _need(df, col, role)
+    df = _checked_frame(
+        frame,
+        {"prompt": prompt, "model": model, "score": score},
+        (cost, latency, benchmark, topic),
+    )
     if generation is not None and generation not in df.columns:
         if generation != "generation":
             _need(df, generation, "generation")
@@ -398,18 +408,11 @@ def count_frame_arrays(
     keyword arguments of ``EvalResults.from_counts`` (``successes`` and
     ``n_draws`` shaped ``(N, L)``, labels); missing (prompt, model) pairs are
     cells not run (``n_draws == 0``)."""
-    df = _to_pandas(frame)
-    for col, role in (
-        (prompt, "prompt"),
-        (model, "model"),
-        (successes, "successes"),
-        (n_draws, "n_draws"),
-        (cost, "cost"),
-        (latency, "latency"),
-        (benchmark, "benchmark"),
-        (topic, "topic"),
-    ):
-        _need(df, col, role)
+    df = _checked_frame(
+        frame,
+        {"prompt": prompt, "model": model, "successes": successes, "n_draws": n_draws},
+        (cost, latency, benchmark, topic),
+    )
     if len(df) == 0:
         raise ValueError("the table has no rows")
     p_codes, p_labels = _labels_codes(df, prompt, "prompt")

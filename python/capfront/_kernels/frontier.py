@@ -327,17 +327,13 @@ def _hull_pass_nb(
     counts,
     offsets,
     fill_out,
-    base_cost,
-    base_quality,
-    base_option,
-    prompt,
-    dcost,
-    dquality,
-    option_from,
-    option_to,
+    out,
 ):
-    # Pass 1 (fill_out False): hull lengths; pass 2: write the segments at offsets.
+    # Pass 1 (fill_out False): hull lengths; pass 2: write the segments at offsets
+    # into ``out`` (the arrays of :func:`_segment_arrays`; pass 1 gets empty ones).
     # Blocks of prompts share scratch buffers.
+    base_cost, base_quality, base_option, prompt, dcost, dquality = out[:6]
+    option_from, option_to = out[6:]
     n_blocks = (N + _BLOCK - 1) // _BLOCK
     for blk in prange(n_blocks):
         c = np.empty(M)
@@ -367,61 +363,31 @@ def _hull_pass_nb(
                 s += 1
 
 
+def _segment_arrays(N: int, S: int) -> tuple[np.ndarray, ...]:
+    """``(base_cost, base_quality, base_option, prompt, dcost, dquality,
+    option_from, option_to)`` for ``N`` prompts and ``S`` segments, unfilled (a
+    prompt without a hull keeps NaN bases and option -1)."""
+    return (
+        np.full(N, np.nan),
+        np.full(N, np.nan),
+        np.full(N, -1, dtype=np.int64),
+        np.empty(S, dtype=np.int64),
+        np.empty(S),
+        np.empty(S),
+        np.empty(S, dtype=np.int64),
+        np.empty(S, dtype=np.int64),
+    )
+
+
 def _hull_segments_nb(kind, a, b, d, K, N, M):
     counts = np.zeros(N, dtype=np.int64)
     offsets = np.zeros(N, dtype=np.int64)
-    e_f = np.empty(0)
-    e_i = np.empty(0, dtype=np.int64)
-    _hull_pass_nb(
-        kind,
-        a,
-        b,
-        d,
-        K,
-        N,
-        M,
-        counts,
-        offsets,
-        False,
-        e_f,
-        e_f,
-        e_i,
-        e_i,
-        e_f,
-        e_f,
-        e_i,
-        e_i,
-    )
+    _hull_pass_nb(kind, a, b, d, K, N, M, counts, offsets, False, _segment_arrays(0, 0))
     offsets[1:] = np.cumsum(counts)[:-1]
-    S = int(counts.sum())
-    base_cost = np.full(N, np.nan)
-    base_quality = np.full(N, np.nan)
-    base_option = np.full(N, -1, dtype=np.int64)
-    prompt = np.empty(S, dtype=np.int64)
-    option_from = np.empty(S, dtype=np.int64)
-    option_to = np.empty(S, dtype=np.int64)
-    dcost = np.empty(S)
-    dquality = np.empty(S)
-    _hull_pass_nb(
-        kind,
-        a,
-        b,
-        d,
-        K,
-        N,
-        M,
-        counts,
-        offsets,
-        True,
-        base_cost,
-        base_quality,
-        base_option,
-        prompt,
-        dcost,
-        dquality,
-        option_from,
-        option_to,
-    )
+    out = _segment_arrays(N, int(counts.sum()))
+    _hull_pass_nb(kind, a, b, d, K, N, M, counts, offsets, True, out)
+    base_cost, base_quality, base_option, prompt, dcost, dquality = out[:6]
+    option_from, option_to = out[6:]
     order = _slope_order_nb(dquality, dcost)
     return {
         "base_cost": base_cost,

@@ -23,9 +23,9 @@ import numpy as np
 
 from .._backend import core
 from .._jit import njit, prange
-from .._numba_bootstrap import stream_words_nb
 from .._philox import philox4x32_10, philox_key
 from . import Kernel, register
+from .bootstrap import stream_words_nb
 
 TIE_TOL = 1e-12
 """Selection-half means within this of the best count as tied (the value is shared)."""
@@ -198,6 +198,18 @@ def _crossfit_value_nb(sel, rest, count):
     return acc / n_tied
 
 
+@njit(inline="always")
+def _split_words(seed_lo, seed_hi, prompt_key, model_key, m, s0, ns, words):  # noqa: ANN001, ANN202
+    """Fill ``words`` with the Philox words of splits ``s0 .. s0 + ns - 1`` of one
+    cell (stream: rep = prompt key, stream = model key) and return the stride: a
+    split of ``m`` draws uses ``m`` words rounded up to whole 4-word blocks."""
+    stride = 4 * ((m + 3) // 4)
+    stream_words_nb(
+        seed_lo, seed_hi, prompt_key, model_key, s0 * stride, ns * stride, words
+    )
+    return stride
+
+
 @njit(parallel=True)
 def graded_crossfit_rows_nb(
     scores, valid, prompt_key, model_key, seed_lo, seed_hi, n_splits
@@ -231,15 +243,8 @@ def graded_crossfit_rows_nb(
                     m = count[l]
                     if m == 0:
                         continue
-                    stride = 4 * ((m + 3) // 4)
-                    stream_words_nb(
-                        seed_lo,
-                        seed_hi,
-                        prompt_key[n],
-                        model_key[l],
-                        s0 * stride,
-                        ns * stride,
-                        words,
+                    stride = _split_words(
+                        seed_lo, seed_hi, prompt_key[n], model_key[l], m, s0, ns, words
                     )
                     for t in range(ns):
                         _shuffle_prefix(compact, l, m, g2, words, t * stride, a, csum)
@@ -292,15 +297,8 @@ def graded_curve_rows_nb(
                     m = count[l]
                     if m == 0:
                         continue
-                    stride = 4 * ((m + 3) // 4)
-                    stream_words_nb(
-                        seed_lo,
-                        seed_hi,
-                        prompt_key[n],
-                        model_key[l],
-                        s0 * stride,
-                        ns * stride,
-                        words,
+                    stride = _split_words(
+                        seed_lo, seed_hi, prompt_key[n], model_key[l], m, s0, ns, words
                     )
                     for t in range(ns):
                         _shuffle_prefix(

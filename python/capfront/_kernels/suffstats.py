@@ -1,5 +1,5 @@
 """Fused per-cell statistics of a score tensor (``cpp/include/capfront/suffstats.hpp``,
-``src/register_stats.cpp``): the NumPy reference and the Numba port side by side.
+``src/register_suffstats.cpp``): the NumPy reference and the Numba port side by side.
 
 Kernel ``sufficient_stats(scores, mask, cost, latency) -> dict``: ``scores``
 shaped ``(N, L, G)`` (any numeric dtype, any layout), ``mask`` (uint8 of the same

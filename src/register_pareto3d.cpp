@@ -31,7 +31,7 @@ py::array_t<std::int64_t> pareto_minima_3d(const carray<double>& points,
 
 }  // namespace
 
-void register_pareto(py::module_& m) {
+void register_pareto3d(py::module_& m) {
     m.def("pareto_minima_3d", &pareto_minima_3d, py::arg("points"),
           py::arg("maximize") = std::array<bool, 3>{false, false, false},
           "Indices (ascending) of the non-dominated rows, column d negated first where "

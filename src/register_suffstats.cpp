@@ -116,7 +116,7 @@ py::dict sufficient_stats(const py::array& scores, const py::object& mask,
 
 }  // namespace
 
-void register_stats(py::module_& m) {
+void register_suffstats(py::module_& m) {
     m.def("sufficient_stats", &sufficient_stats, py::arg("scores"), py::arg("mask") = py::none(),
           py::arg("cost") = py::none(), py::arg("latency") = py::none(),
           "Fused per-cell sums, counts and maxima of an (N, L, G) tensor (GIL released).");
