@@ -99,8 +99,9 @@ class _QuantileTable:
     def __init__(self, tau: float, s: np.ndarray, g: np.ndarray) -> None:
         pairs = np.unique(np.stack([g.ravel(), s.ravel()], axis=1), axis=0)
         self.g_max = int(pairs[:, 0].max()) + 1
-        self.code = np.full(self.g_max * (self.g_max + 1), -1, np.int64)
-        self.code[pairs[:, 0] * (self.g_max + 1) + pairs[:, 1]] = np.arange(len(pairs))
+        # sorted keys of the pairs (np.unique sorts them by (g, s)), looked up by
+        # bisection: a dense (g_max + 1)^2 code table was 7 TiB at G = 10^6
+        self.keys = pairs[:, 0].astype(np.int64) * (self.g_max + 1) + pairs[:, 1]
         w = _e_weights(
             ETA_GRID[None, :],
             tau,
@@ -120,7 +121,8 @@ class _QuantileTable:
         lo = np.floor(pos)
         i = (lo + (r.random(eta.shape) < pos - lo)).astype(np.int64)
         i = np.minimum(i, len(ETA_GRID) - 1)
-        pair = self.code[g.astype(np.int64) * (self.g_max + 1) + s.astype(np.int64)]
+        key = g.astype(np.int64) * (self.g_max + 1) + s.astype(np.int64)
+        pair = np.searchsorted(self.keys, key)
         m = (r.random(eta.shape) * N_QUANTILES).astype(np.int64)
         e = E_GRID[self.q[pair, i, m]]
         return e + r.uniform(-E_STEP / 2, E_STEP / 2, eta.shape)
