@@ -41,6 +41,8 @@ CALLS = {
     "bootstrap": "cf.bootstrap(res, 'naive_oracle', n_resamples=1000)",
     "debiased_oracle_crossfit": "cf.debiased_oracle(res, 'crossfit')",
     "gap_decomposition": "cf.gap_decomposition(res)",
+    "debiased_oracle_pgm": "cf.debiased_oracle(res, 'pgm')",
+    "audit": "cf.audit(res, n_sims=4)",
 }
 
 CHILD = textwrap.dedent(

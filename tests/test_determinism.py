@@ -102,6 +102,63 @@ def test_subprocess_and_thread_count_identical(local, threads):
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == local
 
 
+# ------------------------------------------------------------ the audit
+#: prints the hex digest of an audit's tables (every number it quotes) at the
+#: thread count and worker count given on the command line
+AUDIT = r"""
+import hashlib, sys
+import numpy as np
+import capfront as cf
+
+def audit_digest(n_workers):
+    res = cf.simulate(160, 3, 4, n_topics=2, seed=5)
+    a = cf.audit(res, n_sims=3, n_workers=n_workers)
+    m = hashlib.sha256()
+    for frame in (a.table, a.world_table, a.checks, a.sensitivity):
+        if frame is not None:
+            m.update(frame.select_dtypes("number").to_numpy(np.float64).tobytes())
+    m.update(np.array([a.quoted["value"], *a.quoted["ci"]]).tobytes())
+
+    def feed(x):  # every simulated estimate, SE and truth, in a fixed order
+        if isinstance(x, dict):
+            for k in sorted(x):
+                feed(x[k])
+        else:
+            m.update(np.asarray(x, dtype=np.float64).tobytes())
+
+    feed(a.estimates)
+    return m.hexdigest()
+
+if __name__ == "__main__":
+    cf.set_num_threads(int(sys.argv[1]))
+    print(audit_digest(int(sys.argv[2])))
+"""
+
+
+def test_audit_identical_across_calls_workers_threads_and_processes(threads):
+    """What a user quotes: the same seed gives the same audit, bit for bit, when
+    repeated, with 1 or 2 simulation workers, 1 or 2 kernel threads, and in a
+    fresh process."""
+    ns: dict = {"__name__": "audit"}
+    exec(AUDIT, ns)  # noqa: S102 - test code
+    digest = ns["audit_digest"]
+    threads(2)
+    first = digest(2)
+    assert digest(2) == first
+    threads(1)
+    assert digest(1) == first
+    env = {**os.environ, "PYTHONPATH": str(Path(cf.__file__).resolve().parents[1])}
+    proc = subprocess.run(
+        [sys.executable, "-c", AUDIT, "2", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+    )
+    assert proc.stdout.strip().splitlines()[-1] == first
+
+
 # ------------------------------------------------------------ order invariance
 ESTIMATES = ("naive", "bootstrap_bc", "jackknife", "extrapolation", "crossfit")
 
@@ -133,11 +190,13 @@ def test_invariant_to_prompt_and_model_order(seed, N, L, G):
 
 
 def test_public_calls_from_several_python_threads_match_serial():
-    """Bootstrap, frontier and a debiased estimate, 4 Python threads at once (the
+    """Bootstrap, frontier, debiased estimates (the pgm fit too), the gap
+    decomposition and the expected-maximum kernel, 4 Python threads at once (the
     C++ thread pool is shared), mixed backends: the serial results, bit for bit."""
     from concurrent.futures import ThreadPoolExecutor
 
     res = cf.simulate(1000, 4, 6, seed=2)
+    small = cf.simulate(120, 3, 4, n_topics=2, seed=3)
     backends = cf.available_backends()
 
     def run(i: int) -> tuple:
@@ -147,7 +206,18 @@ def test_public_calls_from_several_python_threads_match_serial():
         )
         fr = cf.frontier(res, posthoc=True, backend=b)
         dec = cf.debiased_oracle(res, "bootstrap_bc", backend=b)
-        return boot.replicates.tobytes(), fr.vertices.tobytes(), dec.value
+        gap = cf.gap_decomposition(res, backend=b)
+        emax = cf.expected_max_binomial(res.p_hat, res.n_draws, backend=b)
+        # pgm on the compiled kernels (the Numba and NumPy ports are slow here)
+        pgm = cf.debiased_oracle(small, "pgm", latent_classes=1) if i % 4 == 0 else 0
+        return (
+            boot.replicates.tobytes(),
+            fr.vertices.tobytes(),
+            dec.value,
+            gap.o_repro_crossfit,
+            emax.tobytes(),
+            pgm if isinstance(pgm, int) else pgm.value,
+        )
 
     serial = [run(i) for i in range(8)]
     with ThreadPoolExecutor(4) as pool:

@@ -62,3 +62,18 @@ def test_stub_lists_the_exports():
     assert set(stubbed) == set(exports)
     for name, module in capfront._EXPORTS.items():
         assert stubbed[name] == module, name
+
+
+def test_naive_oracle_loads_no_pandas():
+    """The first naive oracle on counts pays for neither pandas nor the pass@k
+    kernels (baselines imports them on the first table)."""
+    code = (
+        "import sys, numpy as np, capfront as cf\n"
+        "import capfront.baselines, capfront.results\n"
+        "r = cf.EvalResults.__new__(cf.EvalResults)\n"
+        "print('pandas' in sys.modules, 'capfront.expected_max' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "False"], out.stdout

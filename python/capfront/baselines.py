@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ._backend import resolve_backend
-from .expected_max import pass_at_k
 from .oracles import (  # noqa: F401  (re-exported: capfront.naive_oracle, ...)
     COMPARE_ON,
     ORACLE_KINDS,
@@ -33,6 +32,10 @@ from .oracles import (  # noqa: F401  (re-exported: capfront.naive_oracle, ...)
     prehoc_choice,
 )
 from .results import EvalResults
+
+if TYPE_CHECKING:  # pandas and the pass@k kernels load on the first table, not on
+    # import: the naive oracles re-exported here need neither
+    import pandas as pd
 
 
 def single_models(
@@ -76,6 +79,10 @@ def single_models(
 def _single_models(
     results: EvalResults, best_of_k: Sequence[int] | None
 ) -> pd.DataFrame:
+    import pandas as pd
+
+    from .expected_max import pass_at_k
+
     obs = results.observed
     p = results.p_hat
     table = pd.DataFrame(

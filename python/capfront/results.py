@@ -17,7 +17,6 @@ from ._validate import (
     require_results,
     unique_labels,
 )
-from .frames import _dense_from_frame, count_frame_arrays
 from .suffstats import (
     SufficientStats,
     constant_draws,
@@ -313,6 +312,8 @@ class EvalResults:
         (fill it or leave the argument out); ``capfront report``, which finds
         columns by name, leaves an auto-detected one with gaps out, with a note.
         """
+        from .frames import _dense_from_frame  # pandas: only for tables
+
         dense = _dense_from_frame(
             frame,
             prompt=prompt,
@@ -345,6 +346,8 @@ class EvalResults:
         :func:`capfront.from_count_frame`), one row per prompt and model: correct
         (``successes``) of drawn (``n_draws``); missing (prompt, model) pairs are
         cells not run."""
+        from .frames import count_frame_arrays
+
         arrays = count_frame_arrays(
             frame,
             prompt=prompt,

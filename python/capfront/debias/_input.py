@@ -2,15 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from ..results import EvalResults
 
 COUNT_METHODS = ("bootstrap_bc", "pgm", "crossfit", "jackknife", "extrapolation")
 
+#: prompts per block of the per-prompt loops (float64 temporaries of a few MB at
+#: L = 33, not of (N, L): N = 2e6 makes each 528 MB)
+ROW_BLOCK = 65_536
+
+
+def row_blocks(n: int) -> list[slice]:
+    """Consecutive slices of ``ROW_BLOCK`` prompts covering ``range(n)``."""
+    b = ROW_BLOCK
+    return [slice(a, a + b) for a in range(0, n, b)]
+
 
 def counts(results: EvalResults, what: str) -> tuple[np.ndarray, np.ndarray]:
     """``(successes, n_draws)`` as contiguous int64 ``(N, L)``; refuses graded data."""
+    S, G = stored_counts(results, what)
+    return _as_int64(S), np.ascontiguousarray(G, dtype=np.int64)
+
+
+def count_blocks(
+    results: EvalResults, what: str
+) -> Iterator[tuple[slice, np.ndarray, np.ndarray]]:
+    """``(rows, successes, n_draws)`` of the :func:`row_blocks`, int64: the
+    per-prompt loops hold one block of int64 copies, not ``(N, L)``."""
+    S, G = stored_counts(results, what)
+    for sl in row_blocks(S.shape[0]):
+        yield sl, _as_int64(S[sl]), np.ascontiguousarray(G[sl], dtype=np.int64)
+
+
+def _as_int64(S: np.ndarray) -> np.ndarray:
+    if S.dtype.kind in "iu":
+        return np.ascontiguousarray(S, dtype=np.int64)
+    return np.ascontiguousarray(np.rint(S).astype(np.int64))
+
+
+def stored_counts(results: EvalResults, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """The stored (compact) ``(successes, n_draws)``, ``n_draws`` possibly a
+    broadcast view: neither the float64 rounding temporary nor the int32 widening
+    that ``results.successes`` caches on the results. Refuses graded data."""
     if not isinstance(results, EvalResults):
         raise ValueError(f"{what} needs an EvalResults, got {type(results).__name__}")
     if not results.is_binary:
@@ -19,9 +55,7 @@ def counts(results: EvalResults, what: str) -> tuple[np.ndarray, np.ndarray]:
             "(use 'naive', or the Monte Carlo 'crossfit', 'extrapolation' or "
             "'jackknife' on results that keep the raw scores)"
         )
-    S = np.ascontiguousarray(np.rint(results.successes).astype(np.int64))
-    G = np.ascontiguousarray(results.n_draws.astype(np.int64))
-    return S, G
+    return results._stats.successes, results._stats.n_draws
 
 
 def check_counts(S: np.ndarray, G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

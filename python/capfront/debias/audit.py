@@ -469,11 +469,13 @@ def audit(
     def latent_sampler(f: LatentFit):
         return lambda n, r: f.simulate_p(n, r, freq)
 
-    cb = resampled_rates(S, G)
+    cb: list[np.ndarray] = []  # the (N, L) float64 rates: only for that world
 
     def resampled(n, r):
+        if not cb:
+            cb.append(resampled_rates(S, G))
         i = r.integers(0, N, n)
-        return cb[i], topic[i]
+        return cb[0][i], topic[i]
 
     samplers = {}
     if "latent" in worlds:

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._validate import whole_number
 from ..expected_max import expected_max_binomial
+from ._input import row_blocks
 from .result import Decomposition
 
 #: the range of the oracle mean_n max_l p: a mean of probabilities
@@ -45,10 +46,28 @@ def feasible(dec: Decomposition) -> Decomposition:
 
 
 def naive_rows(S: np.ndarray, G: np.ndarray) -> np.ndarray:
-    """``max_l p_hat[n, l]`` per prompt (cells with no draws left out)."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p_hat = np.where(G > 0, S / np.maximum(G, 1), -np.inf)
-    return p_hat.max(axis=1)
+    """``max_l p_hat[n, l]`` per prompt (cells with no draws left out; ``-inf``
+    for a prompt without any)."""
+    out = np.empty(len(S))
+    for sl in row_blocks(len(S)):
+        g = G[sl]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[sl] = np.where(g > 0, S[sl] / np.maximum(g, 1), -np.inf).max(axis=1)
+    return out
+
+
+def _expected_max_rows(S: np.ndarray, G: np.ndarray, backend: str | None) -> np.ndarray:
+    """``E[max_l Y_l / G_l]``, ``Y_l ~ Bin(G_l, p_hat_l)``, per prompt, in blocks
+    of prompts (the kernel works row by row, so the values are those of one
+    call)."""
+    out = np.empty(len(S))
+    for sl in row_blocks(len(S)):
+        g = G[sl]
+        p_hat = np.where(g > 0, S[sl] / np.maximum(g, 1), 0.0)
+        out[sl] = np.asarray(
+            expected_max_binomial(p_hat, g, backend=backend), dtype=np.float64
+        ).reshape(-1)
+    return out
 
 
 def naive_decomposition(S: np.ndarray, G: np.ndarray) -> Decomposition:
@@ -63,9 +82,7 @@ def bootstrap_bc_decomposition(
     ``Y_l ~ Bin(G_l, p_hat_l)``, the exact expectation of the parametric bootstrap
     (design §4c): ``O_bc = 2 O_biased - mean_n E[max | p_hat]``."""
     naive = naive_rows(S, G)
-    p_hat = np.where(G > 0, S / np.maximum(G, 1), 0.0)
-    e1 = np.asarray(expected_max_binomial(p_hat, G, backend=backend), dtype=np.float64)
-    e1 = e1.reshape(-1)
+    e1 = _expected_max_rows(S, G, backend)
     values = np.stack([2.0 * naive - e1], axis=1)
     return feasible(
         Decomposition(

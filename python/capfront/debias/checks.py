@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._input import row_blocks
+from .bias_correction import naive_rows
+
 CHECKS = ("curve_g1", "curve_mid", "curve_G", "eig_share", "max_at_G", "max_at_0")
 # |z| above which a check fails (six checks: about 1.6% of worlds that look like
 # the data fail one by chance, for normal statistics)
@@ -42,27 +45,53 @@ def check_sizes(g: int) -> np.ndarray:
     return np.unique(np.array([1, -(-g // 2), g], dtype=np.int64))
 
 
+def _rates_block(S: np.ndarray, G: np.ndarray, sl: slice) -> np.ndarray:
+    """``p_hat`` of the prompts ``sl`` (NaN where the model was not run)."""
+    g = G[sl]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(g > 0, S[sl] / np.maximum(g, 1), np.nan)
+
+
 def eig_share(S: np.ndarray, G: np.ndarray) -> float:
     """Largest eigenvalue's share of the models' residual correlation matrix.
 
     ``x[n, l] = p_hat[n, l]`` (a missing cell at its model's mean), doubly centred
     (prompt and model means removed); the correlation matrix of its columns
-    (constant columns count as uncorrelated); returns ``lambda_max / L``."""
-    L = S.shape[1]
+    (constant columns count as uncorrelated); returns ``lambda_max / L``.
+
+    Three passes over blocks of prompts (:func:`row_blocks`): the model means,
+    the prompt-centred column means, then the Gram matrix of the centred rows;
+    the memory is a few blocks, not several ``(N, L)`` float64 copies."""
+    N, L = S.shape
     if L < 2:
         return 1.0
-    obs = G > 0
+    blocks = row_blocks(N)
+    total, seen = np.zeros(L), np.zeros(L)
+    for sl in blocks:
+        p = _rates_block(S, G, sl)
+        total += np.nansum(p, axis=0)
+        seen += np.isfinite(p).sum(axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = np.where(obs, S / np.maximum(G, 1), np.nan)
-    col = np.nanmean(p, axis=0)
-    p = np.where(obs, p, np.where(np.isfinite(col), col, 0.0)[None, :])
-    x = p - p.mean(axis=1, keepdims=True)
-    x = x - x.mean(axis=0, keepdims=True)
-    sd = x.std(axis=0)
+        col = total / seen
+    fill = np.where(np.isfinite(col), col, 0.0)
+
+    def centred_rows(sl: slice) -> np.ndarray:
+        p = _rates_block(S, G, sl)
+        p = np.where(np.isnan(p), fill[None, :], p)
+        return p - p.mean(axis=1, keepdims=True)
+
+    mean = sum(centred_rows(sl).sum(axis=0) for sl in blocks) / max(N, 1)
+    gram = np.zeros((L, L))
+    for sl in blocks:
+        x = centred_rows(sl) - mean[None, :]
+        # einsum's own loop, not BLAS: OpenBLAS threads stall badly on a loaded
+        # machine
+        gram += np.einsum("ni,nj->ij", x, x, optimize=False)
+    gram /= max(N, 1)
+    sd = np.sqrt(np.clip(np.diag(gram), 0.0, None))
     ok = sd > 1e-12
-    x = np.where(ok[None, :], x / np.where(ok, sd, 1.0)[None, :], 0.0)
-    # einsum's own loop, not BLAS: OpenBLAS threads stall badly on a loaded machine
-    c = np.einsum("ni,nj->ij", x, x, optimize=False) / max(len(x), 1)
+    scale = np.where(ok, 1.0 / np.where(ok, sd, 1.0), 0.0)
+    c = gram * scale[:, None] * scale[None, :]
     c[np.diag_indices(L)] = 1.0
     return float(np.linalg.eigvalsh(c)[-1] / L)
 
@@ -76,10 +105,7 @@ def statistics(
     cs = check_sizes(g)
     at = np.searchsorted(sizes, cs)
     means = curve[:, at].mean(axis=0)
-    obs = G > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p_hat = np.where(obs, S / np.maximum(G, 1), -np.inf)
-    mx = p_hat.max(axis=1)
+    mx = naive_rows(S, G)
     return np.array(
         [
             means[0],

@@ -116,6 +116,57 @@ def _cluster_se(values: np.ndarray, clusters: np.ndarray | None) -> tuple[float,
     return float(np.sqrt(var)), C
 
 
+def _gap_rows(results: EvalResults, backend: str | None) -> dict:
+    """The per-prompt values of :func:`gap_decomposition`, computed over blocks of
+    prompts (no ``(N, L)`` float64 or int64 copies of the counts; N = 2e6, L = 33:
+    528 MB each): ``union = 1 - prod_l (1 - p_hat)``, ``plug = max_l p_hat``, the
+    expected cross-fit value, pass@K of the committed model (argmax ``p_hat``,
+    ties to the first) with ``K`` the prompt's run models (capped at its draws)
+    and, with costs, ``K`` the committed model's draws the union's cost buys,
+    the union's cost and the committed draw's cost; ``g_min`` the fewest draws of
+    a run cell."""
+    from ..expected_max import pass_at_k
+    from ._input import count_blocks
+    from .crossfit import crossfit_rows
+
+    N = results.n_prompts
+    names = ["union", "plug", "crossfit", "bok"]
+    cost_sum = results._stats.cost_sum
+    if cost_sum is not None:
+        names += ["bok_cost", "union_cost", "c_commit"]
+    out = {k: np.empty(N) for k in names}
+    g_min = np.iinfo(np.int64).max
+    for sl, S, G in count_blocks(results, "gap_decomposition"):
+        obs = G > 0
+        if obs.any():
+            g_min = min(g_min, int(G[obs].min()))
+        if g_min < 2:  # refused by the caller (the cross-fit needs 2 draws)
+            return {"g_min": g_min}
+        p_hat = np.where(obs, S / np.maximum(G, 1), 0.0)
+        out["union"][sl] = 1.0 - np.where(obs, 1.0 - p_hat, 1.0).prod(axis=1)
+        masked = np.where(obs, p_hat, -np.inf)
+        out["plug"][sl] = masked.max(axis=1)
+        out["crossfit"][sl] = crossfit_rows(S, G, backend)
+        rows = np.arange(len(S))
+        choice = masked.argmax(axis=1)
+        Gc, Sc = G[rows, choice], S[rows, choice]
+        k_eq = np.minimum(obs.sum(axis=1), Gc)
+        out["bok"][sl] = pass_at_k(Gc, Sc, np.maximum(k_eq, 1))
+        if cost_sum is not None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                cost = np.where(obs, cost_sum[sl] / G, 0.0)
+            union_cost = cost.sum(axis=1)
+            c_commit = cost[rows, choice]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                k_cost = np.floor(np.where(c_commit > 0, union_cost / c_commit, Gc))
+            k_cost = np.clip(k_cost, 1, Gc).astype(np.int64)
+            out["bok_cost"][sl] = pass_at_k(Gc, Sc, k_cost)
+            out["union_cost"][sl] = union_cost
+            out["c_commit"][sl] = c_commit
+    out["g_min"] = int(g_min)
+    return out
+
+
 def gap_decomposition(
     results: EvalResults,
     router_accuracy: float | None = None,
@@ -143,22 +194,16 @@ def gap_decomposition(
     cluster totals, valid when prompts cluster. The cross-fit value is biased down
     for ``O_repro``, so the bounds are conservative.
     """
-    from ..expected_max import pass_at_k
-    from ._input import counts
-    from .crossfit import crossfit_rows
 
     if not 0.5 < level < 1:
         raise ValueError("level must lie in (0.5, 1)")
     if bound not in ("normal", "bootstrap"):
         raise ValueError(f"bound must be 'normal' or 'bootstrap', got {bound!r}")
-    S, G = counts(results, "gap_decomposition")
-    if int(G[G > 0].min()) < 2:
+    rows = _gap_rows(results, backend)
+    g_min = rows.pop("g_min")
+    if g_min < 2:
         raise ValueError("gap_decomposition needs at least 2 draws per cell")
-    obs = G > 0
-    p_hat = np.where(obs, S / np.maximum(G, 1), 0.0)
-    union = 1.0 - np.where(obs, 1.0 - p_hat, 1.0).prod(axis=1)
-    plug = np.where(obs, p_hat, -np.inf).max(axis=1)
-    cf = crossfit_rows(S, G, backend)
+    union, plug, cf = rows["union"], rows["plug"], rows["crossfit"]
     o_exp = float(union.mean())
     o_plug = float(plug.mean())
     o_cf = float(cf.mean())
@@ -166,18 +211,18 @@ def gap_decomposition(
         clusters = results.topic if results.topic is not None else results.benchmark
     elif isinstance(clusters, str):
         raise ValueError("clusters must be 'auto', None or one label per prompt")
-    if clusters is not None and len(clusters) != S.shape[0]:
+    if clusters is not None and len(clusters) != len(union):
         raise ValueError("clusters needs one label per prompt")
-    few = int(G[obs].min()) < MIN_DRAWS_FOR_BOUNDS
+    few = g_min < MIN_DRAWS_FOR_BOUNDS
     z = float(stats.norm.ppf(level))
     if few:
         lower = upper = None
         method = "none"
         label = (
             f"plug-in only: bounds need >= {MIN_DRAWS_FOR_BOUNDS} draws per cell, "
-            f"the data has {int(G[obs].min())}"
+            f"the data has {g_min}"
         )
-        n_cl = S.shape[0]
+        n_cl = len(union)
     elif bound == "bootstrap":
         from ..resampling import PerPrompt, bootstrap
 
@@ -191,7 +236,7 @@ def gap_decomposition(
                 results, PerPrompt(union - cf, name="delta_crossfit"), **common
             ).ci[1]
         )
-        n_cl = S.shape[0]
+        n_cl = len(union)
         method = (
             f"one-sided bootstrap percentile bound (capfront.bootstrap, "
             f"B={n_resamples}, prompts resampled whole)"
@@ -220,22 +265,10 @@ def gap_decomposition(
         if upper is not None:
             share["upper_bound"] = upper / gap
     # best-of-K on the committed model
-    rows = np.arange(S.shape[0])
-    choice = np.where(obs, p_hat, -np.inf).argmax(axis=1)
-    Gc = G[rows, choice]
-    Sc = S[rows, choice]
-    n_models = obs.sum(axis=1)
-    k_eq = np.minimum(n_models, Gc)
-    bok = float(np.mean(pass_at_k(Gc, Sc, np.maximum(k_eq, 1))))
-    cost = results.mean_cost
-    if cost is not None:
-        union_cost = np.where(obs, cost, 0.0).sum(axis=1)
-        c_commit = cost[rows, choice]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            k_cost = np.floor(np.where(c_commit > 0, union_cost / c_commit, Gc))
-        k_cost = np.clip(k_cost, 1, Gc).astype(np.int64)
-        bok_cost = float(np.mean(pass_at_k(Gc, Sc, k_cost)))
-        uc, cc = float(union_cost.mean()), float(c_commit.mean())
+    bok = float(np.mean(rows["bok"]))
+    if results.has_cost:
+        bok_cost = float(np.mean(rows["bok_cost"]))
+        uc, cc = float(rows["union_cost"].mean()), float(rows["c_commit"].mean())
     else:
         bok_cost, uc, cc = float("nan"), float("nan"), float("nan")
     return GapDecomposition(

@@ -111,8 +111,9 @@ class _QuantileTable:
         self.grid = prior[0]
         pairs = np.unique(np.stack([g.ravel(), s.ravel()], axis=1), axis=0)
         self.g_max = int(pairs[:, 0].max()) + 1
-        self.code = np.full(self.g_max * (self.g_max + 1), -1, np.int64)
-        self.code[pairs[:, 0] * (self.g_max + 1) + pairs[:, 1]] = np.arange(len(pairs))
+        # sorted keys of the pairs (np.unique sorts them by (g, s)), looked up by
+        # bisection: a dense (g_max + 1)^2 code table was 7 TiB at G = 10^6
+        self.keys = pairs[:, 0].astype(np.int64) * (self.g_max + 1) + pairs[:, 1]
         qs = (np.arange(N_QUANTILES) + 0.5) / N_QUANTILES
         self.q = np.empty((len(pairs), len(ETA_GRID), N_QUANTILES), np.uint8)
         for i, (g_i, s_i) in enumerate(pairs.astype(np.float64)):
@@ -127,7 +128,8 @@ class _QuantileTable:
         lo = np.floor(pos)
         i = (lo + (r.random(eta.shape) < pos - lo)).astype(np.int64)
         i = np.minimum(i, len(ETA_GRID) - 1)
-        pair = self.code[g.astype(np.int64) * (self.g_max + 1) + s.astype(np.int64)]
+        key = g.astype(np.int64) * (self.g_max + 1) + s.astype(np.int64)
+        pair = np.searchsorted(self.keys, key)
         m = (r.random(eta.shape) * N_QUANTILES).astype(np.int64)
         e = self.grid[self.q[pair, i, m]]
         return e + r.uniform(-E_STEP / 2, E_STEP / 2, eta.shape)
