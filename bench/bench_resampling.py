@@ -3,11 +3,12 @@ alternative a user would write: ``rng.multinomial`` over the value classes.
 
 When a linear statistic's per-prompt rows take few distinct values, a replicate
 only needs the multinomial counts of the classes; the engine detects this and
-draws them as conditional binomials (O(classes sqrt(N)) per replicate). Groups
+draws them as conditional binomials (exact BTRD binomials, O(classes) expected per
+replicate). Groups
 ``classes-<case>``:
 
 - ``naive_oracle_ragged``: naive oracle with G in {10, 20} (21 value classes, fixed
-  point columns: the prompt path before the automatic choice);
+  point columns; the engine's cost model sends it to the class path);
 - ``oracle_gain_3``: oracle gain of 3 models with G = 4 (rows ``(max, S_1, S_2,
   S_3)``, at most 125 classes);
 - ``naive_oracle``: naive oracle with one G = 20 (21 int8 classes).
@@ -41,7 +42,7 @@ B = 10_000 if LARGE else 500
 ROUNDS = 3 if LARGE else None
 # each case with the registry kernel its replicates run on (the engine's choice)
 CASES = {
-    "naive_oracle_ragged": "bootstrap_sums",
+    "naive_oracle_ragged": "bootstrap_class_counts",
     "oracle_gain_3": "bootstrap_sums",
     "naive_oracle": "bootstrap_class_counts",
 }
