@@ -11,6 +11,7 @@ import pytest
 import capfront as cf
 from capfront.debias import checks
 from capfront.debias.audit import BIAS_FACTOR
+from capfront.debias.latent import FAMILIES
 from test_latent_classes import _topics
 
 
@@ -71,7 +72,11 @@ def test_quoted_number_is_debiased_oracle_with_the_audit():
     sd = max(a.world_table.loc[(w, m), "sd"] for w in passing)
     bias = max(abs(a.world_table.loc[(w, m), "bias"]) for w in passing)
     spread = a.sensitivity["difference"].abs().max() if m == "pgm" else 0.0
-    assert len(a.sensitivity) == 2  # twice the classes, the other family
+    # twice the classes, and each other cell-effect family with the same classes
+    assert len(a.sensitivity) == 3
+    assert set(a.sensitivity["family"]) == set(FAMILIES)
+    same_k = a.sensitivity["latent_classes"] == a.latent_classes
+    assert set(a.sensitivity.loc[same_k, "family"]) == set(FAMILIES) - {a.family}
     half = 1.959964 * sd + BIAS_FACTOR * max(bias, spread)
     if a.trusted and not a.corrected and 0 < d.ci[0] and d.ci[1] < 1:
         assert (d.ci[1] - d.ci[0]) / 2 == pytest.approx(half, rel=1e-5)
