@@ -9,8 +9,9 @@ minutes; they run one round). Every benchmark asserts its result.
 Reference for the memory speed of the sufficient statistics (same run, same bytes):
 ``read_bandwidth`` sums the score tensor viewed as uint64 words
 (``np.add.reduce``, one pass over the bytes, one thread); ``read_write_floor``
-adds what the kernel must write: one fresh (N, L) int32 array of counts filled once
-(binary data is stored compactly: ``n_draws`` is a broadcast view of G and
+adds what the kernel must write: one fresh (N, L) uint8 array of counts filled once
+(binary data is stored compactly: counts as bytes up to 255 draws, ``n_draws`` a
+broadcast view of G and
 ``sum_sq``/``max_score`` follow from the counts).
 """
 
@@ -92,7 +93,7 @@ def test_sufficient_stats_read_write_floor(benchmark, data, backend):
 
     def floor():
         total = np.add.reduce(words)
-        out = np.empty((N, L), dtype=np.int32)
+        out = np.empty((N, L), dtype=np.uint8)  # the counts, as the kernel stores them
         out.fill(1)
         return total, out
 

@@ -30,7 +30,7 @@ STAGES = ("from_arrays", "naive_oracle", "frontier", "bootstrap")
 
 CHILD = textwrap.dedent(
     """
-    import json, sys, time
+    import json, re, resource, sys, time
     import numpy as np
     import capfront as cf
 
@@ -42,30 +42,60 @@ CHILD = textwrap.dedent(
         p = rng.beta(0.7, 0.5, size=(stop - start, L, 1)).astype(np.float32)
         scores[start:stop] = rng.random((stop - start, L, G), dtype=np.float32) < p
     cost = np.geomspace(0.1, 10.0, L)
+    # the pipeline's answer, in row chunks (no (N, L) temporary held across the
+    # stages): the oracle is the mean of max_l S / G
+    top = sum(
+        int(scores[r : r + 50_000].sum(axis=2, dtype=np.uint16).max(axis=1).sum())
+        for r in range(0, N, 50_000)
+    )
+    want = top / (N * G)
     small = cf.EvalResults.from_arrays(scores[:500], cost=cost, keep_scores=False)
     cf.naive_oracle(small); cf.frontier(small)  # imports, JIT caches
     cf.bootstrap(small, "naive_oracle", n_resamples=50)
-    times = {s: [] for s in ("from_arrays", "naive_oracle", "frontier", "bootstrap")}
+    del small
+
+    def status(key):
+        text = open("/proc/self/status").read()
+        return int(re.search(key + r":\\s+(\\d+) kB", text)[1]) / 1024
+
+    def measured(stage, fn):
+        # the peak RSS of one stage: VmHWM reset to the current RSS first
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+        except OSError:
+            pass
+        rss0 = status("VmRSS")
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
+        t = time.perf_counter()
+        out = fn()
+        wall = time.perf_counter() - t
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        stats[stage].append(dict(
+            wall=wall,
+            cpu=(r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime),
+            sys=r1.ru_stime - r0.ru_stime,
+            minflt=r1.ru_minflt - r0.ru_minflt,
+            majflt=r1.ru_majflt - r0.ru_majflt,
+            rss0=rss0,
+            peak=status("VmHWM"),
+        ))
+        return out
+
+    stages = ("from_arrays", "naive_oracle", "frontier", "bootstrap")
+    stats = {s: [] for s in stages}
     for _ in range(repeats):
-        t = time.perf_counter()
-        res = cf.EvalResults.from_arrays(scores, cost=cost, keep_scores=False)
-        times["from_arrays"].append(time.perf_counter() - t)
-        t = time.perf_counter()
-        oracle = cf.naive_oracle(res)
-        times["naive_oracle"].append(time.perf_counter() - t)
-        t = time.perf_counter()
-        front = cf.frontier(res)
-        times["frontier"].append(time.perf_counter() - t)
-        t = time.perf_counter()
-        boot = cf.bootstrap(res, "naive_oracle", n_resamples=1000)
-        times["bootstrap"].append(time.perf_counter() - t)
-        # the pipeline's answers: the oracle is the mean of max_l S / G
-        want = float((scores.sum(axis=2, dtype=np.uint16).max(axis=1) / G).mean())
+        res = measured("from_arrays", lambda: cf.EvalResults.from_arrays(
+            scores, cost=cost, keep_scores=False))
+        oracle = measured("naive_oracle", lambda: cf.naive_oracle(res))
+        front = measured("frontier", lambda: cf.frontier(res))
+        boot = measured("bootstrap", lambda: cf.bootstrap(
+            res, "naive_oracle", n_resamples=1000))
         assert abs(oracle.value - want) < 1e-12, (oracle.value, want)
         assert boot.low <= oracle.value <= boot.high
         assert len(front.vertices) >= 2
         del res, front, boot
-    print(json.dumps(times))
+    print(json.dumps(stats))
     """
 )
 
@@ -80,6 +110,7 @@ def main() -> None:
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     load0 = os.getloadavg()
     medians: dict[int, dict[str, float]] = {}
+    usage: dict[int, dict[str, dict[str, float]]] = {}
     for N in sizes:
         proc = subprocess.run(
             [sys.executable, "-c", CHILD, str(N), str(args.L), str(args.G)]
@@ -88,8 +119,12 @@ def main() -> None:
             text=True,
             check=True,
         )
-        times = json.loads(proc.stdout.strip().splitlines()[-1])
-        medians[N] = {s: float(np.median(times[s])) for s in STAGES}
+        runs = json.loads(proc.stdout.strip().splitlines()[-1])
+        medians[N] = {s: float(np.median([r["wall"] for r in runs[s]])) for s in STAGES}
+        usage[N] = {
+            s: {k: float(np.median([r[k] for r in runs[s]])) for k in runs[s][0]}
+            for s in STAGES
+        }
         print(f"N = {N:.0e}: {medians[N]}", file=sys.stderr, flush=True)
     print(f"L = {args.L}, G = {args.G}, median of {args.repeats} interleaved runs")
     print(f"load average {load0[0]:.1f} at start, {os.getloadavg()[0]:.1f} at end")
@@ -112,13 +147,40 @@ def main() -> None:
             for s in STAGES:
                 y = np.log([medians[N][s] for N in big])
                 tail.append(np.polyfit(np.log(big), y, 1)[0])
+        cpu = []
+        for s in STAGES:
+            y = np.log([max(usage[N][s]["cpu"], 1e-6) for N in sizes])
+            cpu.append(np.polyfit(logn, y, 1)[0])
         exps = " | ".join(f"{e:.2f}" for e in slopes)
+        print(f"| exponent of CPU time | {' | '.join(f'{e:.2f}' for e in cpu)} | |")
         print(f"| exponent, all sizes | {exps} | |")
         if tail:
             print(
                 "| exponent, N >= 1e5 | "
                 + " | ".join(f"{e:.2f}" for e in tail)
                 + " | |"
+            )
+
+    _usage_table(sizes, usage)
+
+
+def _usage_table(sizes: list[int], usage: dict[int, dict[str, dict[str, float]]]):
+    """Per size and stage (medians): CPU seconds (user + system, all threads), of
+    which system, minor / major page faults, RSS at the start of the stage and its
+    peak (VmHWM reset before the stage through ``/proc/self/clear_refs``)."""
+    print()
+    print(
+        "| N | stage | wall (s) | CPU (s) | of which system (s) | minor faults "
+        "| major faults | RSS before (MB) | peak RSS (MB) | peak - before (MB) |"
+    )
+    print("|---" * 10 + "|")
+    for N in sizes:
+        for s in STAGES:
+            u = usage[N][s]
+            print(
+                f"| {N:.0e} | `{s}` | {u['wall']:.3g} | {u['cpu']:.3g} | "
+                f"{u['sys']:.3g} | {u['minflt']:.0f} | {u['majflt']:.0f} | "
+                f"{u['rss0']:.0f} | {u['peak']:.0f} | {u['peak'] - u['rss0']:.0f} |"
             )
 
 

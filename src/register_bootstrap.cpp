@@ -221,6 +221,41 @@ py::array_t<std::int64_t> binomial_draws(const carray<std::int64_t>& n,
     return out;
 }
 
+py::array_t<std::int64_t> row_max_counts(const carray<std::uint8_t>& successes,
+                                         const carray<std::int64_t>& order,
+                                         const carray<std::int64_t>& offsets,
+                                         std::int64_t n_values) {
+    const std::size_t n = check_offsets(offsets);
+    require(successes.ndim() == 2 && successes.shape(1) >= 1,
+            "successes must be shaped (N, L) with L >= 1");
+    const auto N = static_cast<std::size_t>(successes.shape(0));
+    require(order.ndim() == 1, "order must be 1-D");
+    const bool identity = order.shape(0) == 0;
+    require(identity ? n == N : static_cast<std::size_t>(order.shape(0)) == n,
+            "order must be empty (n = N prompts) or hold offsets[-1] prompt indices");
+    const std::int64_t* ord = order.data();
+    for (py::ssize_t i = 0; i < order.shape(0); ++i)
+        require(ord[i] >= 0 && static_cast<std::size_t>(ord[i]) < N,
+                "order must hold prompt indices in [0, N)");
+    require(n_values >= 1 && n_values <= 256, "n_values must lie in [1, 256]");
+    const auto n_strata = static_cast<std::size_t>(offsets.shape(0) - 1);
+    py::array_t<std::int64_t> out(
+        std::vector<py::ssize_t>{static_cast<py::ssize_t>(n_strata),
+                                 static_cast<py::ssize_t>(n_values)});
+    const std::uint8_t* S = successes.data();
+    const std::int64_t* o = offsets.data();
+    std::int64_t* dst = out.mutable_data();
+    const auto L = static_cast<std::size_t>(successes.shape(1));
+    bool ok = false;
+    {
+        py::gil_scoped_release release;
+        ok = capfront::row_max_counts(S, L, ord, identity, o, n_strata,
+                                      static_cast<std::size_t>(n_values), dst);
+    }
+    require(ok, "successes: some row maximum is >= n_values");
+    return out;
+}
+
 py::array_t<std::int64_t> poisson_sums(const carray<std::int64_t>& keys,
                                        const carray<std::int64_t>& values, std::uint64_t seed,
                                        std::int64_t nb) {
@@ -268,6 +303,10 @@ void register_bootstrap(py::module_& m) {
           py::arg("rep"), py::arg("j"), py::arg("seed"),
           "Bin(n[i], a[i] / b[i]) draws of the class-count sampler: binomial j[i] of "
           "replicate rep[i] (inversion for n p < 10, else BTRD; GIL released).");
+    m.def("row_max_counts", &row_max_counts, py::arg("successes"), py::arg("order"),
+          py::arg("offsets"), py::arg("n_values"),
+          "Per stratum, how many prompts have max_l successes[n, l] = v, v < n_values "
+          "(uint8 table; one pass, GIL released).");
     m.def("poisson_sums", &poisson_sums, py::arg("keys"), py::arg("values"), py::arg("seed"),
           py::arg("n_replicates"),
           "Poisson(1)-weighted sums of keyed rows per replicate, and the weight total "

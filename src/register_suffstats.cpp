@@ -47,9 +47,15 @@ py::dict suffstats_impl(const py::array& scores_obj, const py::object& mask_obj,
     capfront::SuffStatsOut out;
     py::object successes, sum_sq = py::none(), max_score = py::none(), n_draws = py::none();
     if constexpr (byte_scores) {  // integer counts; sum_sq and max follow from them
-        py::array_t<std::int32_t> a(shape2);
-        out.counts = a.mutable_data();
-        successes = a;
+        if (G <= 255) {  // a count of 0/1 scores fits in a byte: the compact storage
+            py::array_t<std::uint8_t> a(shape2);
+            out.counts8 = a.mutable_data();
+            successes = a;
+        } else {
+            py::array_t<std::int32_t> a(shape2);
+            out.counts = a.mutable_data();
+            successes = a;
+        }
     } else {
         py::array_t<double> a(shape2), b(shape2), c(shape2);
         out.successes = a.mutable_data();

@@ -165,7 +165,7 @@ def test_builtin_statistics_compat_name():
 def test_bootstrap_kernels_in_the_registry():
     family = {n for n, k in kernels().items() if k.family == "bootstrap"}
     assert {"philox_words", "bootstrap_counts", "bootstrap_class_counts"} <= family
-    assert len(family) == 7
+    assert len(family) == 8
 
 
 @pytest.mark.parametrize("nb", [0, 1, 7])
@@ -252,3 +252,53 @@ def test_poisson_kernel_identical_in_every_backend():
     for b in cf.available_backends():
         got = dispatch("poisson_sums", b)(keys, values, 2**40 + 3, 30)
         np.testing.assert_array_equal(got, ref, err_msg=b)
+
+
+@pytest.mark.parametrize("stratify", [None, "benchmark"])
+def test_naive_oracle_classes_counted_without_the_column(stratify):
+    """The naive oracle of compact counts takes its value classes from one pass over
+    the uint8 table (``row_max_counts``); its column is never built, and the
+    replicates, estimate and interval are those of the column path bit for bit."""
+    rng = np.random.default_rng(8)
+    n, L, G = 3000, 5, 7
+    S = rng.binomial(G, rng.beta(0.7, 0.5, (n, 1)) * rng.uniform(0.3, 1, (1, L)))
+    bench = np.array(["b", "a", "c"])[rng.integers(0, 3, n)]
+    res = cf.EvalResults.from_counts(S.astype(np.uint8), G, benchmark=bench)
+    assert res.stats.successes.dtype == np.uint8
+    stat = oracle_statistic(res, "naive_oracle")
+    assert stat.classes is not None
+    columns_path = LinearStatistic(stat.columns, stat.finalize, grad=stat.grad)
+    for b in cf.available_backends():
+        kw = dict(n_resamples=300, seed=4, stratify=stratify, backend=b)
+        lazy = oracle_statistic(res, "naive_oracle")
+        fast = bootstrap(res, lazy, keep_replicates=True, **kw)
+        assert lazy.columns._cols is None, b  # the column was never built
+        slow = bootstrap(res, columns_path, keep_replicates=True, **kw)
+        np.testing.assert_array_equal(fast.replicates, slow.replicates, err_msg=b)
+        assert (fast.estimate, fast.ci) == (slow.estimate, slow.ci), b
+        named = bootstrap(res, "naive_oracle", method="basic", **kw)
+        assert named.ci == bootstrap(res, columns_path, method="basic", **kw).ci, b
+    # BCa needs the influence values of the column: it is built then
+    kw = dict(method="bca", n_resamples=300, seed=4)
+    bca = bootstrap(res, "naive_oracle", **kw)
+    assert bca.ci == bootstrap(res, columns_path, **kw).ci
+
+
+def test_row_max_counts_refuses_bad_input():
+    """The class counts of the per-prompt maximum: uint8 tables only, a maximum at
+    or above ``n_values`` refused, one row per stratum."""
+    S = np.array([[0, 3], [2, 1], [3, 3]], dtype=np.uint8)
+    empty = np.empty(0, np.int64)
+    for b in cf.available_backends():
+        run = dispatch("row_max_counts", b)
+        np.testing.assert_array_equal(
+            run(S, empty, np.array([0, 3]), 4), [[0, 0, 1, 2]], err_msg=b
+        )
+        got = run(S, np.array([1, 0, 2]), np.array([0, 1, 3]), 5)
+        np.testing.assert_array_equal(got, [[0, 0, 1, 0, 0], [0, 0, 0, 2, 0]])
+        with pytest.raises(ValueError, match="n_values"):
+            run(S, empty, np.array([0, 3]), 3)
+        with pytest.raises(ValueError, match="uint8"):
+            run(S.astype(np.int32), empty, np.array([0, 3]), 4)
+        with pytest.raises(ValueError, match="order"):
+            run(S, np.array([0, 5, 1]), np.array([0, 3]), 4)

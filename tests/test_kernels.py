@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import capfront as cf
 import naive
-from capfront.suffstats import sufficient_stats
+from capfront.suffstats import count_dtype, sufficient_stats
 
 STAT_NAMES = (
     "successes",
@@ -103,10 +103,11 @@ def test_sufficient_stats_match_naive(case):
     flagged = expected["nonfinite_scores"] or expected["out_of_range_scores"]
     for backend in cf.available_backends():
         got = sufficient_stats(xs, ms, cs, ls, backend=backend)
-        # compact storage: binary counts are int32 with sum_sq / max_score derived,
-        # and without a mask n_draws is a broadcast view of G
+        # compact storage: binary counts in the smallest dtype holding G (as
+        # from_counts stores them) with sum_sq / max_score derived, and without a
+        # mask n_draws is a broadcast view of G
         if not flagged and expected["nonbinary_scores"] == 0:
-            assert got.successes.dtype == np.int32, backend
+            assert got.successes.dtype == count_dtype(x.shape[2]), backend
             assert got.arrays()["sum_sq"] is None and got.arrays()["max_score"] is None
         if mask is None:
             assert got.n_draws.strides == (0, 0), backend

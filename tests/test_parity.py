@@ -442,6 +442,22 @@ def _class_sums_cases(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
+def _row_max_cases(rng: np.random.Generator) -> dict[str, Case]:
+    S = rng.integers(0, 9, (20, 33)).astype(np.uint8)  # 16-byte loads and a tail
+    order = rng.permutation(20).astype(np.int64)
+    none = np.empty(0, np.int64)
+    one = np.array([0, 20], dtype=np.int64)
+    return {
+        "one stratum": (S, none, one, 9),
+        "strata, permuted": (S, order, _offsets(), 12),
+        "one model": (S[:, :1].copy(), none, one, 9),
+        "narrow rows": (S[:, :5].copy(), order, _offsets(), 9),
+        "non-contiguous": (S[:, ::2], none, one, 9),
+        "one row": (S[:1], none, np.array([0, 1], dtype=np.int64), 9),
+        "maximum too large": (S, none, one, 8),
+    }
+
+
 def _poisson_cases(rng: np.random.Generator) -> dict[str, Case]:
     keys = np.array([0, 1, 2**40 + 3, 2**61 + 11, 17], dtype=np.int64)
     values = rng.integers(-50, 50, (5, 2)).astype(np.int64)
@@ -506,6 +522,7 @@ CASES: dict[str, Callable[[np.random.Generator], dict[str, Case]]] = {
     "bootstrap_class_counts": _class_counts_cases,
     "bootstrap_class_sums": _class_sums_cases,
     "poisson_sums": _poisson_cases,
+    "row_max_counts": _row_max_cases,
     "expected_max_binomial_rows": _emax_rows_cases,
     "subsample_curve_mean": _curve_mean_cases,
 }

@@ -163,6 +163,12 @@ def bootstrap_class_counts(
     b0: int,
     n_replicates: int,
 ) -> npt.NDArray[np.int64]: ...
+def row_max_counts(
+    successes: npt.NDArray[np.uint8],
+    order: npt.NDArray[np.int64],
+    offsets: npt.NDArray[np.int64],
+    n_values: int,
+) -> npt.NDArray[np.int64]: ...
 def binomial_draws(
     n: npt.NDArray[np.int64],
     a: npt.NDArray[np.int64],

@@ -322,13 +322,15 @@ def _compact(
     prompts: np.ndarray | None,
     models: np.ndarray | None,
 ) -> SufficientStats:
-    """One storage for every backend: int32 counts and no ``sum_sq``/``max_score``
-    for binary scores, a broadcast ``n_draws`` without a mask."""
+    """One storage for every backend: counts in the smallest unsigned dtype that
+    holds ``G`` (uint8 up to 255 draws, as :meth:`EvalResults.from_counts` stores
+    them; the C++ kernel writes them so) and no ``sum_sq``/``max_score`` for binary
+    scores, a broadcast ``n_draws`` without a mask."""
     N, L, G = shape
     successes, sum_sq, max_score = raw["successes"], raw["sum_sq"], raw["max_score"]
     clean = not (flags["nonfinite_scores"] or flags["out_of_range_scores"])
     if clean and flags["nonbinary_scores"] == 0:
-        successes = np.asarray(successes).astype(np.int32, copy=False)
+        successes = np.asarray(successes).astype(count_dtype(G), copy=False)
         sum_sq = max_score = None
     elif successes.dtype.kind in "iu":  # byte scores with values > 1 (flagged)
         successes = successes.astype(np.float64)

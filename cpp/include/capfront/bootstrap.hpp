@@ -43,6 +43,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define CAPFRONT_BOOTSTRAP_X86 1
+#include <immintrin.h>
 #endif
 #if defined(__GNUC__) || defined(__clang__)
 #define CAPFRONT_ALWAYS_INLINE inline __attribute__((always_inline))
@@ -603,6 +604,74 @@ inline void bootstrap_class_counts(const std::int64_t* class_offsets, std::size_
                           [&](std::size_t r, std::size_t c, std::int64_t m) {
                               counts[r * n_classes + c] = m;
                           });
+}
+
+namespace bootstrap_detail {
+// max of p[0..L-1], L >= 1: 16 bytes at a time (SSE2, the x86-64 baseline; the
+// last load overlaps the previous ones, harmless for a maximum), then a
+// horizontal maximum in four shuffles.
+inline std::uint8_t byte_max(const std::uint8_t* p, std::size_t L) {
+#ifdef CAPFRONT_BOOTSTRAP_X86
+    if (L >= 16) {
+        __m128i m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        for (std::size_t l = 16; l + 16 <= L; l += 16)
+            m = _mm_max_epu8(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + l)));
+        m = _mm_max_epu8(m, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + L - 16)));
+        m = _mm_max_epu8(m, _mm_srli_si128(m, 8));
+        m = _mm_max_epu8(m, _mm_srli_si128(m, 4));
+        m = _mm_max_epu8(m, _mm_srli_si128(m, 2));
+        m = _mm_max_epu8(m, _mm_srli_si128(m, 1));
+        return static_cast<std::uint8_t>(_mm_cvtsi128_si32(m) & 0xFF);
+    }
+#endif
+    std::uint8_t m = p[0];
+    for (std::size_t l = 1; l < L; ++l) m = p[l] > m ? p[l] : m;
+    return m;
+}
+}  // namespace bootstrap_detail
+
+// Value classes of the per-prompt maximum max_l S[n, l] of a compact (N, L) uint8
+// table, by stratum: hist[s * n_values + v] = #{positions i of stratum s :
+// max_l S[order[i], l] = v} (order empty: position i is prompt i). One pass over
+// the table, no per-prompt column wider than a byte: pass 1 (parallel over fixed
+// blocks of positions) writes the row maxima as bytes, pass 2 counts them per
+// stratum with four interleaved histograms (independent increments). Integer
+// counts: the result does not depend on the thread count. Returns false (and
+// leaves hist partly written) when some maximum is >= n_values.
+inline bool row_max_counts(const std::uint8_t* S, std::size_t L, const std::int64_t* order,
+                           bool identity, const std::int64_t* offsets, std::size_t n_strata,
+                           std::size_t n_values, std::int64_t* hist) {
+    const std::size_t n = static_cast<std::size_t>(offsets[n_strata]);
+    std::vector<std::uint8_t> top(n);
+    parallel_blocks(n, 16384, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) {
+            const std::size_t row = identity ? i : static_cast<std::size_t>(order[i]);
+            top[i] = bootstrap_detail::byte_max(S + row * L, L);
+        }
+    });
+    std::vector<std::int64_t> part(4 * 256);
+    for (std::size_t s = 0; s < n_strata; ++s) {
+        std::fill(part.begin(), part.end(), 0);
+        const auto i0 = static_cast<std::size_t>(offsets[s]);
+        const auto i1 = static_cast<std::size_t>(offsets[s + 1]);
+        std::size_t i = i0;
+        for (; i + 4 <= i1; i += 4) {
+            ++part[top[i]];
+            ++part[256 + top[i + 1]];
+            ++part[512 + top[i + 2]];
+            ++part[768 + top[i + 3]];
+        }
+        for (; i < i1; ++i) ++part[top[i]];
+        for (std::size_t v = 0; v < 256; ++v) {
+            const std::int64_t c = part[v] + part[256 + v] + part[512 + v] + part[768 + v];
+            if (v >= n_values) {
+                if (c != 0) return false;
+            } else {
+                hist[s * n_values + v] = c;
+            }
+        }
+    }
+    return true;
 }
 
 // Poisson(1) by inversion of u: the smallest k (at most 30) with u < F(k), the

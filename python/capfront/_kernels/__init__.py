@@ -34,6 +34,7 @@ _FAMILIES = {
         "bootstrap_class_counts",
         "bootstrap_class_sums",
         "poisson_sums",
+        "row_max_counts",
     ),
     "crossfit": ("crossfit_rows",),
     "expected_max": ("expected_max_binomial_rows", "subsample_curve_mean"),

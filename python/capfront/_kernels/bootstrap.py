@@ -33,6 +33,11 @@ Kernels (same arguments and bit-identical results in the three backends):
   sampler for tests);
 - ``bootstrap_class_sums(class_offsets, class_size, class_value, seed, b0, nb)``:
   ``sum_c value_c M_c`` per replicate;
+- ``row_max_counts(successes, order, offsets, n_values)``: the value classes of
+  the per-prompt maximum of a compact uint8 table ``(N, L)``: ``(S, n_values)``
+  counts, row ``s`` holding how many positions ``i`` of stratum ``s`` have
+  ``max_l successes[order[i], l] = v`` (``order`` empty: position ``i`` is prompt
+  ``i``); a maximum ``>= n_values`` is a ``ValueError``;
 - ``poisson_sums(keys, values, seed, nb)``: the keyed Poisson bootstrap of
   :func:`capfront.dask.bootstrap`: row ``i`` gets ``w_bi ~ Poisson(1)`` (inversion
   of the 53-bit uniform of words 0, 1 of the block with counter
@@ -514,6 +519,38 @@ def bootstrap_class_counts_nb(class_offsets, class_size, seed_lo, seed_hi, b0, n
     return out
 
 
+@njit(parallel=True)
+def _row_max_nb(successes, order, identity, n):  # noqa: ANN001
+    top = np.empty(n, dtype=np.uint8)
+    L = successes.shape[1]
+    for i in prange(n):
+        row = np.int64(i)
+        if not identity:
+            row = order[i]
+        m = successes[row, 0]
+        for l in range(1, L):
+            v = successes[row, l]
+            if v > m:
+                m = v
+        top[i] = m
+    return top
+
+
+@njit
+def _stratum_hist_nb(top, offsets, n_values):  # noqa: ANN001
+    n_strata = offsets.shape[0] - 1
+    out = np.zeros((n_strata, n_values), dtype=np.int64)
+    ok = True
+    for s in range(n_strata):
+        for i in range(offsets[s], offsets[s + 1]):
+            v = top[i]
+            if v >= n_values:
+                ok = False
+            else:
+                out[s, v] += 1
+    return out, ok
+
+
 _POISSON_STREAM = 7  # Philox stream of the keyed Poisson weights
 
 
@@ -835,6 +872,63 @@ def poisson_sums_np(keys, values, seed, n_resamples):  # noqa: ANN001, ANN201
     return out
 
 
+def _row_max_args(successes, order, offsets, n_values):  # noqa: ANN001, ANN202
+    """The arguments of ``row_max_counts`` checked (as the C++ binding) and in the
+    kernels' dtypes."""
+    S = np.asarray(successes)
+    if S.dtype != np.uint8 or S.ndim != 2 or S.shape[1] < 1:
+        raise ValueError(
+            f"successes must be a uint8 table (N, L) with L >= 1, got {S.dtype} "
+            f"shaped {S.shape}"
+        )
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    if offsets.ndim != 1 or offsets.size < 2 or offsets[0] != 0:
+        raise ValueError("offsets must be 1-D with at least 2 entries, from 0")
+    if (np.diff(offsets) <= 0).any():
+        raise ValueError("offsets must increase strictly (no empty stratum)")
+    n = int(offsets[-1])
+    order = np.ascontiguousarray(order, dtype=np.int64)
+    if order.ndim != 1 or order.size not in (0, n) or (order.size == 0 and n != len(S)):
+        raise ValueError(
+            "order must be empty (n = N prompts) or hold offsets[-1] prompt indices"
+        )
+    if order.size and (int(order.min()) < 0 or int(order.max()) >= len(S)):
+        raise ValueError("order must hold prompt indices in [0, N)")
+    if isinstance(n_values, bool) or not 1 <= int(n_values) <= 256:
+        raise ValueError(f"n_values must lie in [1, 256], got {n_values!r}")
+    return np.ascontiguousarray(S), order, offsets, int(n_values)
+
+
+_ROW_MAX_RANGE = "successes: some row maximum is >= n_values"
+
+
+def row_max_counts_np(successes, order, offsets, n_values):  # noqa: ANN001, ANN201
+    S, order, offsets, n_values = _row_max_args(successes, order, offsets, n_values)
+    n_strata = offsets.size - 1
+    out = np.zeros((n_strata, n_values), dtype=np.int64)
+    for s in range(n_strata):
+        i0, i1 = int(offsets[s]), int(offsets[s + 1])
+        rows = S[i0:i1] if order.size == 0 else S[order[i0:i1]]
+        counts = np.bincount(rows.max(axis=1), minlength=256)
+        if counts[n_values:].any():
+            raise ValueError(_ROW_MAX_RANGE)
+        out[s] = counts[:n_values]
+    return out
+
+
+def row_max_counts_numba(successes, order, offsets, n_values):  # noqa: ANN001, ANN201
+    S, order, offsets, n_values = _row_max_args(successes, order, offsets, n_values)
+    top = _row_max_nb(S, order, order.size == 0, int(offsets[-1]))
+    out, ok = _stratum_hist_nb(top, offsets, n_values)
+    if not ok:
+        raise ValueError(_ROW_MAX_RANGE)
+    return out
+
+
+def row_max_counts_cpp(successes, order, offsets, n_values):  # noqa: ANN001, ANN201
+    return core().row_max_counts(*_row_max_args(successes, order, offsets, n_values))
+
+
 # ------------------------------------------------------------------ Numba and C++
 def _keyed(port: Callable[..., Any], seed_at: int) -> Callable[..., Any]:
     """The Numba port with the kernels' signature: argument ``seed_at`` (the seed)
@@ -889,7 +983,7 @@ for _name in _FAMILIES["bootstrap"]:
             _name,
             numpy=globals()[f"{_name}_np"],
             numba=globals()[f"{_name}_numba"],
-            cpp=_binding(_name),
+            cpp=globals().get(f"{_name}_cpp") or _binding(_name),
             family="bootstrap",
         )
     )
@@ -903,7 +997,7 @@ def replicate_chunk(n: int, backend: str, kind: str = "prompts") -> int:
     ``kind="classes"``: the class-count kernel, whose cost does not grow with
     ``n``."""
     if kind == "classes":
-        return 16 if backend == "numpy" else 1024
+        return 16 if backend == "numpy" else 4096
     if backend == "cpp":
         return int(max(64, min(4096, (1 << 25) // max(n, 1))) // 64 * 64)
     if backend == "numba":

@@ -183,6 +183,48 @@ def _code(stat: LinearStatistic, n: int, strata: Strata | None) -> _Coded:
 
 
 # --------------------------------------------------------------------------- classes
+ClassTables = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _code_classes(
+    stat: LinearStatistic, strata: Strata, backend: str
+) -> tuple[_Coded, ClassTables]:
+    """The coded statistic and its class tables (as :func:`_class_tables`) from the
+    value classes ``stat.classes`` of its only column, without building the column:
+    the mean and estimate are the ones :func:`_code` computes (the same integer
+    total, scaled in the same operations). The returned ``_Coded`` holds no
+    columns (``z8``, ``z64`` empty): only the class path may use it."""
+    spec = stat.classes
+    order = None if strata.identity else strata.order
+    counts = spec.count(order, strata.offsets, backend)  # (S, V) int64
+    values = np.asarray(spec.values, dtype=np.int64)
+    n = strata.n
+    total = (counts.sum(axis=0) * values).sum(dtype=np.int64)
+    mean = np.array([float(spec.scale * total / n)])
+    finalize = stat.finalize
+    estimate = float(finalize(mean[None, :])[0])
+    if stat.estimate is not None:
+        estimate = float(stat.estimate)
+    coded = _Coded(
+        np.zeros((0, 0), dtype=np.int8),
+        np.zeros((0, 0), dtype=np.int64),
+        np.array([float(spec.scale)]),
+        estimate,
+        finalize,
+        mean,
+        stat.grad,
+    )
+    seen = counts > 0
+    class_offsets = np.concatenate([[0], np.cumsum(seen.sum(axis=1))])
+    rows = np.broadcast_to(values, counts.shape)[seen]
+    tables = (
+        class_offsets.astype(np.int64),
+        np.ascontiguousarray(counts[seen], dtype=np.int64),
+        np.ascontiguousarray(rows[:, None], dtype=np.int64),
+    )
+    return coded, tables
+
+
 def _class_cost(n_classes: int, n: int, K: int) -> tuple[float, float]:
     """(class path, prompt path) operations per replicate, as estimated above
     (constants fitted to the C++ kernels: a binomial of ``m`` draws costs about

@@ -25,6 +25,10 @@ draws), a replicate's sums depend only on how many draws land in each class
 ``c`` (``n_c`` prompts, row ``z_c``): ``sum_n c_n Z[:, n] = sum_c M_c z_c`` with
 multinomial class counts ``M`` drawn class by class within each stratum as
 conditional binomials, ``O(classes sqrt(N))`` per replicate instead of ``O(N K)``.
+A statistic may give the classes of its only int8 column directly
+(:class:`~capfront.resampling.statistics.CodeClasses`: the naive oracle of compact
+counts counts ``max_l S`` per stratum in one pass over the uint8 table), so that
+the column is never built (except for BCa, whose influence values need it).
 The engine takes this path automatically for one int8 column, and for any linear
 statistic whose estimated class cost, ``C (8 + 60 sqrt(N / C)) + C K`` operations
 for ``C`` classes, is under a quarter of the prompt path's ``N (2 + K / 2)``.
@@ -87,10 +91,12 @@ from .._kernels.bootstrap import parallel_threads, replicate_chunk, two_level_dr
 from .._validate import require_results
 from ..results import EvalResults
 from .columns import (
+    ClassTables,
     Strata,
     _binomial_thresholds,
     _class_tables,
     _code,
+    _code_classes,
     _Coded,
     make_strata,
 )
@@ -169,15 +175,15 @@ def _linear_replicates(
     two_level: Any,
     S_ord: np.ndarray | None,
     progress: _Progress,
+    classes: ClassTables | None = None,
 ) -> np.ndarray:
     """Replicates of a coded linear statistic: two-level sums, class counts or
     prompt sums, chunk by chunk (replicates are keyed by index: chunking changes
-    nothing)."""
+    nothing). ``classes``: the class tables when already counted."""
     n = strata.n
     reps = np.empty(B)
     chunk = replicate_chunk(n, backend)
-    classes = None
-    if two_level is not None:
+    if classes is None and two_level is not None:
         T = _binomial_thresholds(two_level.g)
         # a two-level replicate redraws all n L cells: chunks of about 2^23 cell
         # draws per thread keep each kernel call, and so the wait for Ctrl-C, well
@@ -190,7 +196,7 @@ def _linear_replicates(
             1.0 / two_level.g,
         )
         kernel = dispatch("bootstrap_two_level_sums", backend)
-    else:
+    elif classes is None:
         classes = _class_tables(coded, strata.offsets)
     if classes is not None:
         n_classes = classes[0][-1]
@@ -509,8 +515,14 @@ def bootstrap(
         # model ran): resample that part
         results = stat.data
         strata = make_strata(results, stratify)
-    coded = None
-    if isinstance(stat, LinearStatistic):
+    coded = classes = None
+    if isinstance(stat, LinearStatistic) and (
+        stat.classes is not None and not two_level and method != "bca"
+    ):
+        # the class path from counts of the column's values: the column (and
+        # BCa's influence values, which need it) is never built
+        coded, classes = _code_classes(stat, strata, name_backend)
+    elif isinstance(stat, LinearStatistic):
         coded = _code(stat, strata.n, strata)
         if two_level and stat.two_level is None:
             # Ragged draws or graded data: the generic slow path.
@@ -535,6 +547,7 @@ def bootstrap(
                 stat.two_level if two_level else None,
                 S_ord,
                 progress,
+                classes,
             )
         elif isinstance(stat, WeightedStatistic):
             reps = _weighted_replicates(stat, strata, seed, B, name_backend, progress)

@@ -32,6 +32,7 @@ import numpy as np
 
 __all__ = [
     "OWNER_MODULES",
+    "CodeClasses",
     "Codes",
     "LinearStatistic",
     "PerPrompt",
@@ -80,6 +81,19 @@ class TwoLevel:
     with_cells: bool
 
 
+@dataclass(frozen=True)
+class CodeClasses:
+    """A statistic's only column, int8 codes ``z`` times ``scale``, given by its
+    value classes so that the column itself need not be built: ``count(order,
+    offsets, backend)`` returns ``(S, V)`` counts, row ``s`` holding how many
+    positions ``i`` of stratum ``s`` (prompt ``order[i]``, or prompt ``i`` when
+    ``order`` is ``None``) have code ``values[v]`` (``values`` ascending)."""
+
+    values: np.ndarray
+    scale: float
+    count: Callable[[np.ndarray | None, np.ndarray, str], np.ndarray]
+
+
 @dataclass
 class LinearStatistic:
     """``finalize(column means)`` of per-prompt columns (original prompt order).
@@ -96,6 +110,9 @@ class LinearStatistic:
     two_level : the two-level fast path, or ``None``.
     data : the results the statistic is defined on when it restricts them (e.g. to
         the prompts every model ran), else ``None``.
+    classes : the value classes of the only column (:class:`CodeClasses`), when
+        they can be counted without building it (the columns may then be built
+        lazily); the engine's class path then reads these counts.
     """
 
     columns: Sequence[np.ndarray | Codes]
@@ -105,6 +122,7 @@ class LinearStatistic:
     estimate: float | None = None
     two_level: TwoLevel | None = None
     data: Any = None
+    classes: CodeClasses | None = None
 
 
 @dataclass
