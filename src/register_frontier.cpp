@@ -120,7 +120,10 @@ py::dict cells_g(const py::array& qnum, const py::array& n_draws, const py::arra
                  bool dq, bool dc) {
     if (is_dtype<std::int64_t>(n_draws)) return cells_typed<TQ, std::int64_t>(qnum, n_draws, cnum, dq, dc);
     if (is_dtype<std::int32_t>(n_draws)) return cells_typed<TQ, std::int32_t>(qnum, n_draws, cnum, dq, dc);
-    throw std::invalid_argument("n_draws must be int64 or int32");
+    // the compact storage of EvalResults, read in place (no widened copy)
+    if (is_dtype<std::uint8_t>(n_draws)) return cells_typed<TQ, std::uint8_t>(qnum, n_draws, cnum, dq, dc);
+    if (is_dtype<std::uint16_t>(n_draws)) return cells_typed<TQ, std::uint16_t>(qnum, n_draws, cnum, dq, dc);
+    throw std::invalid_argument("n_draws must be int64, int32, uint16 or uint8");
 }
 
 // Prehoc options straight from the per-cell arrays (any strides; see CellFill).
@@ -136,7 +139,10 @@ py::dict hull_segments_cells(const py::array& qnum, const py::array& n_draws,
     if (is_dtype<double>(qnum)) return cells_g<double>(qnum, n_draws, cnum, divide_quality, divide_cost);
     if (is_dtype<std::int64_t>(qnum)) return cells_g<std::int64_t>(qnum, n_draws, cnum, divide_quality, divide_cost);
     if (is_dtype<std::int32_t>(qnum)) return cells_g<std::int32_t>(qnum, n_draws, cnum, divide_quality, divide_cost);
-    throw std::invalid_argument("quality must be float64, int64 or int32");
+    // binary counts as EvalResults stores them (uint8, uint16 above 255 draws)
+    if (is_dtype<std::uint8_t>(qnum)) return cells_g<std::uint8_t>(qnum, n_draws, cnum, divide_quality, divide_cost);
+    if (is_dtype<std::uint16_t>(qnum)) return cells_g<std::uint16_t>(qnum, n_draws, cnum, divide_quality, divide_cost);
+    throw std::invalid_argument("quality must be float64, int64, int32, uint16 or uint8");
 }
 
 py::array_t<double> frontier_vertices(double x0, double y0, const carray<double>& weights,

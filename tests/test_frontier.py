@@ -513,13 +513,46 @@ def test_fused_kernel_strided_inputs_and_errors():
         np.testing.assert_array_equal(d[f], getattr(ref, f))
     with pytest.raises(ValueError, match="option_cost must be >= 0"):
         core.hull_segments_cells(S, G, -np.ones((N, L)), True, False)
-    with pytest.raises(ValueError, match="float64, int64 or int32"):
+    with pytest.raises(ValueError, match="quality must be float64, int64, int32"):
         core.hull_segments_cells(S.astype(np.int8), G, cost, True, False)
     r = capfront.EvalResults.from_counts(S, 4, cost=np.linspace(0.5, 3.0, L))
     r.stats.cost_sum = -r.stats.cost_sum
     for b in BACKENDS:
         with pytest.raises(ValueError, match="must be >= 0"):
             frontier(r, backend=b)
+
+
+@pytest.mark.parametrize("G", [20, 300])
+def test_prehoc_reads_compact_counts_in_place(G):
+    """Counts stored compact (uint8, uint16 above 255 draws; uint8 draw numbers
+    where cells differ) give the segments of the same counts as int64 in every
+    backend, and no widened (N, L) copy is made and kept on the results."""
+    rng = np.random.default_rng(5)
+    N, L = 400, 7
+    n_draws = np.where(rng.random((N, L)) < 0.1, 0, G)
+    n_draws[:, 0] = G
+    S = np.minimum(rng.integers(0, G + 1, size=(N, L)), n_draws)
+    cost = rng.choice([0.5, 1.0, 2.0], size=(N, L))
+    r = capfront.EvalResults.from_counts(S, n_draws, cost=cost)
+    assert r.stats.successes.dtype == (np.uint8 if G < 256 else np.uint16)
+    ref = hull_segments(
+        np.where(n_draws > 0, cost, np.nan),
+        np.where(n_draws > 0, S / np.maximum(n_draws, 1), np.nan),
+        backend="numpy",
+    )
+    for b in BACKENDS:
+        got = frontier(r, backend=b)
+        _assert_same_segments(got.segments, ref)
+        assert r._wide == {}  # the compact counts were read as they are
+    d = capfront._backend.core().hull_segments_cells(
+        S.astype(np.uint16),
+        n_draws.astype(np.uint8 if G < 256 else np.uint16),
+        cost * n_draws,
+        True,
+        True,
+    )
+    for f in SEG_FIELDS:
+        np.testing.assert_array_equal(d[f], getattr(ref, f))
 
 
 def test_large_prehoc_threads_and_cost_orders():
@@ -723,3 +756,22 @@ def test_versus_best_single_ci_per_benchmark_and_pgm():
     tiny = frontier(small.select(np.arange(40)), quality="pgm")
     t = tiny.versus_best_single(ci=0.9, refit=True, n_resamples=3)
     assert t.loc["all", "cost_reduction_low"] <= t.loc["all", "cost_reduction_high"]
+
+
+def test_cost_sum_check_reads_distinct_cells_only():
+    """The frontier's check of the stored cost sums: a per-model row broadcast to
+    (N, L) is checked once per model yet reports the cells; NaN sums alone pass
+    (only an overflow to inf is refused), an inf anywhere raises in every backend."""
+    from capfront._validate import check_sum_finite
+
+    row = np.array([1.0, np.inf, 2.0])
+    with pytest.raises(ValueError, match="overflows float64 at 500 cell"):
+        check_sum_finite(np.broadcast_to(row, (500, 3)), "cost")
+    check_sum_finite(np.array([[1.0, np.nan], [2.0, 3.0]]), "cost")
+    with pytest.raises(ValueError, match="at 1 cell"):
+        check_sum_finite(np.array([[1.0, np.nan], [np.inf, 3.0]]), "cost")
+    r = capfront.EvalResults.from_counts(np.ones((4, 2), int), 3, cost=[1.0, 2.0])
+    r.stats.cost_sum = np.where(np.eye(4, 2) > 0, np.inf, 1.0)
+    for b in BACKENDS:
+        with pytest.raises(ValueError, match="overflows float64 at 2 cell"):
+            frontier(r, backend=b)

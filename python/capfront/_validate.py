@@ -174,10 +174,18 @@ def check_sum_finite(sums: np.ndarray | None, name: str) -> None:
     mean built from it would be inf. Call where the per-cell sums are formed."""
     if sums is None:
         return
-    bad = np.isinf(np.asarray(sums))
+    full = np.asarray(sums)
+    # a broadcast axis (stride 0) repeats one slice: check that slice only
+    arr = full[tuple(slice(0, 1) if st == 0 else slice(None) for st in full.strides)]
+    if arr.dtype.kind in "biu" or np.isfinite(np.sum(arr)):
+        # no inf anywhere (one would make the total inf or NaN): one read, no
+        # temporary the size of the sums
+        return
+    bad = np.isinf(arr)
     if bad.any():
         raise ValueError(
             f"{name}: the per-cell sum over generations overflows float64 at "
-            f"{int(bad.sum())} cell(s) (values near 1.8e308); rescale {name} (e.g. "
+            f"{int(bad.sum()) * (full.size // arr.size)} cell(s) (values near "
+            f"1.8e308); rescale {name} (e.g. "
             "to other units) so that G times the largest value stays below 1e308"
         )

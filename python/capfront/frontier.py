@@ -297,7 +297,7 @@ def _cell_cost(results: EvalResults, cost: Any) -> np.ndarray:
     if divide:
         # = results.mean_cost in one pass: 0 / 0 = NaN where the model was not run
         with np.errstate(invalid="ignore", divide="ignore"):
-            return arr / results.n_draws
+            return arr / results.stats.n_draws  # as stored: no widened copy
     out = np.array(arr, dtype=np.float64)
     out[~results.observed] = np.nan
     return out
@@ -312,18 +312,31 @@ def _prehoc_segments(
     _cell_quality(...))``."""
     cnum, divide_cost = _cost_source(results, cost)
     if isinstance(quality, str) and quality == "naive":
-        qnum, divide_quality = results.successes, True
+        # the stored sums as they are (compact uint8/uint16 counts included): the
+        # kernels widen each value to double as they read it, so no (N, L) copy
+        qnum, divide_quality = results.stats.successes, True
     else:
         qnum, divide_quality = _cell_quality(results, quality), False
-    qnum = np.asarray(qnum)
-    if qnum.dtype not in (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.int32)):
-        qnum = np.asarray(qnum, dtype=np.float64)
-    G = np.asarray(results.n_draws)
-    if G.dtype not in (np.dtype(np.int64), np.dtype(np.int32)):
-        G = np.asarray(G, dtype=np.int64)
+    qnum = _kernel_dtype(qnum, np.float64)
+    G = _kernel_dtype(results.stats.n_draws, np.int64)
     cnum = np.asarray(cnum, dtype=np.float64)
     run = dispatch("hull_segments_cells", backend)
     return run(qnum, G, cnum, divide_quality, divide_cost)
+
+
+# dtypes the per-cell kernels read in place (any strides): integer counts and draw
+# numbers as stored (compact uint8/uint16 included), widened to double exactly as
+# they are read, so the result does not depend on the dtype
+_COUNT_DTYPES = tuple(np.dtype(t) for t in (np.int64, np.int32, np.uint16, np.uint8))
+
+
+def _kernel_dtype(arr: np.ndarray, fallback: type) -> np.ndarray:
+    """``arr`` as it is when the per-cell kernels read its dtype (the integer counts,
+    or float64 for a ``fallback`` of float64), else converted to ``fallback``."""
+    arr = np.asarray(arr)
+    if arr.dtype in _COUNT_DTYPES or arr.dtype == np.dtype(fallback):
+        return arr
+    return np.asarray(arr, dtype=fallback)
 
 
 def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
@@ -331,7 +344,7 @@ def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
     if isinstance(quality, str) and quality == "naive":
         # = results.p_hat in one pass: 0 / 0 = NaN where the model was not run
         with np.errstate(invalid="ignore", divide="ignore"):
-            return results.successes / results.n_draws
+            return results.stats.successes / results.stats.n_draws
     if not isinstance(quality, str):
         arr = np.array(_numeric(quality, "quality"))
         if arr.shape != (results.n_prompts, results.n_models):
@@ -406,8 +419,9 @@ def _graded_best_of_k(results: EvalResults, K: int) -> np.ndarray:
 
 
 def _int_successes(results: EvalResults) -> np.ndarray:
-    """Binary success counts as int64 (rounded when held as floats)."""
-    S = np.asarray(results.successes)
+    """Binary success counts as int64 (rounded when held as floats), from the
+    stored sums (no int32 copy made and kept on the results)."""
+    S = np.asarray(results.stats.successes)
     if S.dtype.kind in "iu":
         return S.astype(np.int64)
     return np.rint(S).astype(np.int64)
@@ -469,7 +483,7 @@ def frontier_options(
         )
     if results.is_binary:
         S = _int_successes(results)
-        qk = _binary_pass_at_k(S, results.n_draws.astype(np.int64), K)
+        qk = _binary_pass_at_k(S, results.stats.n_draws.astype(np.int64), K)
     else:
         qk = _graded_best_of_k(results, K)
     ck, qk = _best_of_k_arrays(cbar, qk)
@@ -508,7 +522,7 @@ def frontier_segments(
         return hull_segments(c, q, backend=name), om, ok
     cbar = np.ascontiguousarray(_cell_cost(results, cost))
     S = np.ascontiguousarray(_int_successes(results))
-    G = np.ascontiguousarray(results.n_draws.astype(np.int64))
+    G = np.ascontiguousarray(results.stats.n_draws.astype(np.int64))
     d = dispatch("hull_segments_posthoc", name)(S, G, cbar, K)
     om = np.repeat(np.arange(L, dtype=np.int64), K)
     ok = np.tile(np.arange(1, K + 1, dtype=np.int64), L)
@@ -1265,7 +1279,7 @@ def _best_of_k_layers(results: EvalResults, cbar: np.ndarray, K: int) -> Any:
             yield k, k * cbar, qk[:, :, k - 1]
         return
     S = _int_successes(results)
-    G = results.n_draws.astype(np.int64)
+    G = results.stats.n_draws.astype(np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = (G - S).astype(np.float64) / G.astype(np.float64)
         for k in range(2, K + 1):

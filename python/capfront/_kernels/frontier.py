@@ -208,8 +208,12 @@ def _cells_options(qnum, n_draws, cnum, divide_quality, divide_cost):
 
 
 def hull_segments_cells_np(qnum, n_draws, cnum, divide_quality, divide_cost) -> dict:
-    return _hull_segments_np(
-        *_cells_options(qnum, n_draws, cnum, divide_quality, divide_cost)
+    # the options of one block of prompts at a time: no (N, L) float copies
+    return _hull_segments_chunked_np(
+        qnum.shape[0],
+        lambda a, b: _cells_options(
+            qnum[a:b], n_draws[a:b], cnum[a:b], divide_quality, divide_cost
+        ),
     )
 
 
