@@ -47,10 +47,3 @@ def test_audit_at_many_draws_quotes_the_naive_oracle(G, backend):
     assert (q.value, q.ci) == (a.value, a.ci)
     assert q.ci_method == a.quoted["how"]
     assert "AuditResult(recommended='pgm'" in repr(a)
-
-
-def test_audit_without_pgm_runs_the_worlds():
-    """The shortcut speaks for pgm only: an audit of other methods simulates."""
-    res, _, _ = _beta_results(2000, N=12, L=2)
-    a = cf.audit(res, methods=("naive", "crossfit"), n_sims=2, worlds=("resampled",))
-    assert a.n_sims == 2 and "pgm" not in a.table.index
