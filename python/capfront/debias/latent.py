@@ -735,13 +735,15 @@ def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
     key = np.where(obs, G.astype(np.int64) * (g_max + 1) + S, -1)
     uniq, inv = np.unique(key[obs], return_inverse=True)
     # the same pairs (pgm's several fits of one data set) share one table and
-    # its cached marginal likelihoods
+    # its cached marginal likelihoods (kept only while it is not large: its
+    # likelihoods take 16 bytes per row and t point)
     ckey = (g_max, uniq.tobytes())
     tables = _COMPACT_CACHE.get(ckey)
     if tables is None:
         tables = Tables(g_values, (uniq // (g_max + 1), uniq % (g_max + 1)))
-        _bounded(_COMPACT_CACHE, 2)
-        _COMPACT_CACHE[ckey] = tables
+        if 16 * len(uniq) * len(T_GRID) <= LOGH_CACHE_BYTES:
+            _bounded(_COMPACT_CACHE, 2)
+            _COMPACT_CACHE[ckey] = tables
     cell_row = np.full(S.shape, -1, np.int64)
     cell_row[obs] = inv.reshape(-1)
     return tables, cell_row
