@@ -73,8 +73,40 @@ def test_banded_likelihood_product_equals_the_full_product():
     lik = np.exp(latent._loglik_rows(g, s))
     mix, _ = latent._mixing("logitnormal", 0.4)
     ref = latent._matmul(lik, mix)
-    got = latent._lik_times_mix(lik, True, mix)
+    got = latent._lik_times_mix(lik, mix)
     np.testing.assert_allclose(got, ref, rtol=1e-13, atol=0)
+
+
+# (not the NumPy reference: its plain path scores every theta candidate on every
+# table row, 25 s here; the parity tests hold it to the other backends)
+@pytest.mark.parametrize(
+    "backend", [b for b in cf.available_backends() if b != "numpy"]
+)
+@pytest.mark.parametrize("compact", [False, True])
+def test_model_local_rows_give_the_same_fit(monkeypatch, backend, compact):
+    """Many table rows (G = 3000: full tables of 3001 rows, or compact ones):
+    the EM on model-local rows and banded products gives the fit of the EM on
+    the tables' own rows and full products, to rounding (the kernels add the
+    same non-zero terms; C++ in the same order)."""
+    S, G, _ = _beta_counts(300, 3, 2000 if compact else 700, seed=8)
+    if compact:
+        monkeypatch.setattr(latent, "FULL_ROWS_MAX", 0)
+    tables, rows = latent._cells(S, G)
+    em = latent.EMRows(tables, rows)
+    assert em.g_rows is not None and em.n_rows <= 300 < tables.n_rows
+    # each model's local rows point back at its cells' own rows
+    for l in range(3):
+        np.testing.assert_array_equal(em.g_rows[l][em.cell_row[:, l]], rows[:, l])
+    kw = dict(family="logitnormal", max_iter=4, backend=backend)
+    new = latent.fit_latent(S, G, **kw)
+    monkeypatch.setattr(latent, "LOCAL_ROWS_ABOVE", 10**9)
+    latent._COMPACT_CACHE.clear()
+    latent._TABLE_CACHE.clear()
+    old = latent.fit_latent(S, G, **kw)
+    assert latent.EMRows(old.tables, old.cell_row).g_rows is None
+    assert new.scale == old.scale and new.n_iter == old.n_iter
+    np.testing.assert_allclose(new.theta, old.theta, rtol=0, atol=1e-12)
+    assert new.loglik == pytest.approx(old.loglik, rel=1e-13)
 
 
 def test_large_G_fit_cost_does_not_grow_with_G():

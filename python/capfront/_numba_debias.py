@@ -91,7 +91,7 @@ def crossfit_rows_nb(successes, n_draws, gz, gw):
 
 
 @njit(parallel=True)
-def _estep_nb(table, cell_row, topic, log_w, resp, ll):
+def _estep_nb(table, cell_row, topic, log_w, resp, ll, fused=False):
     N, L = cell_row.shape
     J = log_w.shape[0]
     for n in prange(N):
@@ -109,21 +109,47 @@ def _estep_nb(table, cell_row, topic, log_w, resp, ll):
         for j in range(J):
             mx = max(mx, r[j])
         tot = 0.0
-        for j in range(J):
-            r[j] = np.exp(r[j] - mx)
-            tot += r[j]
-        for j in range(J):
-            r[j] /= tot
-            if r[j] < 1e-12:
-                r[j] = 0.0
+        if fused:  # as the C++ fused E-step: no exp below -30, one reciprocal
+            for j in range(J):
+                v = r[j] - mx
+                r[j] = 0.0 if v < -30.0 else np.exp(v)
+                tot += r[j]
+            inv = 1.0 / tot
+            for j in range(J):
+                r[j] *= inv
+                if r[j] < 1e-12:
+                    r[j] = 0.0
+        else:
+            for j in range(J):
+                r[j] = np.exp(r[j] - mx)
+                tot += r[j]
+            for j in range(J):
+                r[j] /= tot
+                if r[j] < 1e-12:
+                    r[j] = 0.0
         ll[n] = mx + np.log(tot)
 
 
-def pgm_estep_nb(table, cell_row, topic, log_w, resp, ll_out=None):
-    """E-step (see the C++ kernel); ``ll_out`` receives each prompt's term."""
+# prompts per block of the C++ E-step's log-likelihood sum (parallel.hpp
+# kBlockRows): each block's terms are added in order, then the blocks in order
+KERNEL_BLOCK_ROWS = 2048
+
+
+def block_ordered_sum(x: np.ndarray) -> float:
+    """``sum(x)`` in the C++ E-step's order (``KERNEL_BLOCK_ROWS`` blocks, each
+    added in order; ``cumsum`` adds in order, NumPy's ``sum`` pairwise)."""
+    out = 0.0
+    for a in range(0, len(x), KERNEL_BLOCK_ROWS):
+        out += float(np.cumsum(x[a : a + KERNEL_BLOCK_ROWS])[-1])
+    return out
+
+
+def pgm_estep_nb(table, cell_row, topic, log_w, resp, ll_out=None, fused=False):
+    """E-step (see the C++ kernel); ``ll_out`` receives each prompt's term;
+    ``fused``: the weights as the C++ fused E-step and statistics make them."""
     ll = np.empty(cell_row.shape[0]) if ll_out is None else ll_out
-    _estep_nb(table, cell_row, topic, log_w, resp, ll)
-    return float(ll.sum())
+    _estep_nb(table, cell_row, topic, log_w, resp, ll, bool(fused))
+    return block_ordered_sum(ll)
 
 
 @njit(parallel=True)

@@ -15,11 +15,14 @@ Kernels (``table`` is ``T[l, k, row, j] = log h(row, theta[l, k] - D_j)``, shape
   M-step statistics ``C[l, topic[n], cell_row[n, l], j] += resp[n, j]``.
 - ``pgm_estep_stats(table, cell_row, topic, log_w, resp, n_topics, n_rows) ->
   (ll, C)``: both in one pass (C++: fused, in blocks of :func:`block_rows`
-  prompts; NumPy and Numba: the two kernels above).
+  prompts; NumPy and Numba: the two kernels above, block by block, with the
+  fused kernel's weights: the same bits).
 - ``pgm_mstep_scores(C3, logh, cand) -> (LK, n_cand)``: per (model, topic) row
   ``sum_{r, j} C3[a, r, j] logh[r, cand[j, c]]``, the expected complete
   log-likelihood of candidate ``theta_c``; ``pgm_mstep_scores_window(C3, logh,
-  cand, lo, width)`` the same on candidates ``lo[a] .. lo[a] + width - 1``.
+  cand, lo, width)`` the same on candidates ``lo[a] .. lo[a] + width - 1``
+  (NumPy: :func:`pgm_mstep_scores_window_np`, on the non-zero statistics in
+  the C++ kernel's order; Numba: its full scores' window).
 - ``pgm_emax(resp, ..., edge_loglik) -> (E[max], E[max^2], E[p] (N, L))``: the
   posterior maximum (arguments as :func:`pgm_emax_np`).
 - ``pgm_class_estep(table, cell_row, topic, n_classes, log_w, log_pi, prev_r,
@@ -46,6 +49,7 @@ from scipy.special import expit, logsumexp
 from .._backend import core
 from .._numba_debias import (
     LOGIT_T_DF,
+    block_ordered_sum,
     pgm_emax_nb,
     pgm_estep_nb,
     pgm_mstep_scores_nb,
@@ -91,26 +95,54 @@ def log_mixing(
 
 
 # ------------------------------------------------------------------ NumPy references
-def pgm_estep_np(table, cell_row, topic, log_w, resp, ll_out=None) -> float:
+def pgm_mstep_scores_window_np(C3, logh, cand, lo, width) -> np.ndarray:
+    """The windowed M-step scores on the non-zero statistics only (as the C++
+    kernel skips the zero ones, in its order: rows, then grid points): ``O(nnz
+    width)`` instead of every candidate on every row and grid point."""
+    LK = C3.shape[0]
+    width = int(width)
+    out = np.empty((LK, width))
+    for a in range(LK):
+        r, j = np.nonzero(C3[a])  # (row-major: the C++ kernel's order)
+        cols = cand[j][:, int(lo[a]) : int(lo[a]) + width]  # (nnz, width)
+        vals = logh[r[:, None], cols]
+        out[a] = _matmul(C3[a][r, j][None, :], vals)[0]
+    return out
+
+
+def pgm_estep_np(
+    table, cell_row, topic, log_w, resp, ll_out=None, fused=False
+) -> float:
+    """Sums in the C++ kernel's order (so that the backends agree bit for bit):
+    ``log_w`` plus the cells in model order, the normaliser over ``j`` in order
+    (``cumsum``, not NumPy's pairwise ``sum``), the prompts' terms in order
+    within blocks and the blocks in order (:func:`block_ordered_sum`).
+    ``fused``: the weights as the C++ fused E-step and statistics kernel makes
+    them."""
     N, L = cell_row.shape
-    ll = 0.0
-    lidx = np.arange(L)[None, :]
+    J = len(log_w)
+    lln_all = np.empty(N) if ll_out is None else ll_out
     for start in range(0, N, 4096):
         sl = slice(start, start + 4096)
         rows = cell_row[sl]
-        vals = table[lidx, topic[sl][:, None], np.maximum(rows, 0)]  # (n, L, J)
-        vals = np.where((rows >= 0)[:, :, None], vals, 0.0)
-        logpost = log_w[None, :] + vals.sum(axis=1)
+        tk = topic[sl]
+        logpost = np.repeat(log_w[None, :], rows.shape[0], axis=0)
+        for l in range(L):  # (a missing cell adds 0.0: exact)
+            v = table[l, tk, np.maximum(rows[:, l], 0)]  # (n, J)
+            logpost += np.where((rows[:, l] >= 0)[:, None], v, 0.0)
         mx = logpost.max(axis=1, keepdims=True)
-        e = np.exp(logpost - mx)
-        tot = e.sum(axis=1, keepdims=True)
-        r = e / tot
+        v = logpost - mx
+        if fused:  # as the C++ fused E-step: no exp below -30, one reciprocal
+            e = np.where(v < -30.0, 0.0, np.exp(np.maximum(v, -30.0)))
+            tot = np.cumsum(e, axis=1)[:, J - 1 :]
+            r = e * (1.0 / tot)
+        else:
+            e = np.exp(v)
+            tot = np.cumsum(e, axis=1)[:, J - 1 :]
+            r = e / tot
         resp[sl] = np.where(r < 1e-12, 0.0, r)  # as the C++ kernel
-        lln = mx[:, 0] + np.log(tot[:, 0])
-        if ll_out is not None:
-            ll_out[sl] = lln
-        ll += float(lln.sum())
-    return ll
+        lln_all[sl] = mx[:, 0] + np.log(tot[:, 0])
+    return block_ordered_sum(lln_all)
 
 
 def pgm_stats_np(resp, cell_row, topic, n_topics, n_rows) -> np.ndarray:
@@ -230,19 +262,33 @@ def _check_table(table, n_topics, n_rows) -> None:
 
 
 def _estep_stats_of(estep: Callable, stats: Callable) -> Callable:
-    """The fused E-step and statistics as the E-step kernel, then the
-    statistics kernel on its posteriors."""
+    """The fused E-step and statistics as the E-step kernel (with the fused
+    kernel's weights), then the statistics kernel on its posteriors, both in
+    the C++ kernel's blocks of prompts: each block's log-likelihood terms and
+    statistics summed in order, then the blocks in order (bit-identical)."""
 
     def estep_stats(table, cell_row, topic, log_w, resp, n_topics, n_rows):
         _check_table(table, n_topics, n_rows)
-        ll = estep(table, cell_row, topic, log_w, resp)
-        return ll, stats(resp, cell_row, topic, n_topics, n_rows)
+        N = cell_row.shape[0]
+        block = block_rows(N, table.size)
+        ll, C = 0.0, None
+        lln = np.empty(N)
+        for a in range(0, max(N, 1), block):
+            sl = slice(a, min(N, a + block))
+            rows = np.ascontiguousarray(cell_row[sl])
+            estep(table, rows, topic[sl], log_w, resp[sl], lln[sl], fused=True)
+            ll += float(np.cumsum(lln[sl])[-1]) if sl.stop > a else 0.0
+            C_b = stats(resp[sl], rows, topic[sl], n_topics, n_rows)
+            C = C_b if C is None else C + C_b
+        return ll, C
 
     return estep_stats
 
 
 def _window_of(scores: Callable) -> Callable:
-    """The windowed M-step scores as the full scores' window."""
+    """The windowed M-step scores as the full scores' window (Numba: its
+    compiled full scores skip the zero statistics, faster than gathering the
+    window's terms in NumPy)."""
 
     def window(C3, logh, cand, lo, width):
         cols = np.asarray(lo)[:, None] + np.arange(int(width))[None, :]
@@ -331,7 +377,7 @@ _register(
 )
 _register(
     "pgm_mstep_scores_window",
-    _window_of(pgm_mstep_scores_np),
+    pgm_mstep_scores_window_np,
     _window_of(pgm_mstep_scores_nb),
     pgm_mstep_scores_window_cpp,
 )

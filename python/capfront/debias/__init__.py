@@ -271,7 +271,9 @@ def _audit_interval(out: DebiasResult, aud, method: str, ci, ci_target: str) -> 
         out.ci = aud.interval(
             out.value, out.se or 0.0, method, target=ci_target, level=out.level
         )
-        if ci_target == "prompts" and method == aud.recommended:
+        if aud.quoted.get("shortcut") and ci_target == "prompts":
+            note = aud.quoted["how"]  # no worlds: the naive oracle's bound
+        elif ci_target == "prompts" and method == aud.recommended:
             note = quote(aud, out.level)["how"]
         else:
             z = float(stats.norm.ppf(0.5 + out.level / 2))

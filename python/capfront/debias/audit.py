@@ -418,6 +418,11 @@ def audit(
             f"unknown family {family!r}; use 'logitnormal', 'betabinomial', "
             "'logit_t' or 'auto'"
         )
+    if "pgm" in methods and (short := naive_shortcut(S, G)) is not None:
+        # many draws per cell: pgm is the naive oracle, whose bias is bounded
+        from .many_draws import shortcut_audit
+
+        return shortcut_audit(short, methods, level, family, t0)
     alt = None  # the other family's fit (family="auto")
     if family == "auto":
         # the logit-scale family as pgm's own "auto" picks it (normal or t)

@@ -57,6 +57,7 @@ from .latent import (
     SCALE_RES,
     SUBSAMPLE_ABOVE,
     SUBSAMPLE_SIZE,
+    EMRows,
     LatentFit,
     _auto_stride,
     _candidates,
@@ -217,6 +218,7 @@ def fit_classes(
     )
     T = int(topic.max()) + 1
     tables, cell_row = _cells(S, G)
+    em = EMRows(tables, cell_row)
     n_cells = int((G > 0).sum())
     grid = SCALE_GRID[family] if scale is None else np.array([float(scale)])
     cand_idx, penalty = _candidates(theta_sd)
@@ -242,23 +244,23 @@ def fit_classes(
         # (a lean base fit keeps none: recomputed in blocks of prompts)
         C = 0.0
         for sl, resp_b in _base_resp(base, name):
-            rows, grp = _pairs(cell_row[sl], topic[sl], K)
+            rows, grp = _pairs(em.cell_row[sl], topic[sl], K)
             wr = np.repeat(resp_b, K, axis=0) * r0[sl].reshape(-1, 1)
             keep = r0[sl].reshape(-1) > 0
-            C = C + _stats(name, wr[keep], rows[keep], grp[keep], T * K, tables.n_rows)
-        C = C.reshape(L, T * K, tables.n_rows, -1)
+            C = C + _stats(name, wr[keep], rows[keep], grp[keep], T * K, em.n_rows)
+        C = C.reshape(L, T * K, em.n_rows, -1)
         theta, sc, h = _m_step(
-            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty
+            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em
         )
     ll_old = -np.inf
     converged = False
     it = 0
     prev_r = None
     for it in range(1, int(max_iter) + 1):
-        table = _cell_table(tables.logh(family, sc), theta)
+        table = em.table(em.logh(tables, family, sc), theta)
         log_w = np.log(np.maximum(weights, 1e-300))
         log_pi = np.log(np.maximum(pi, 1e-300))
-        args = (name, table, cell_row, topic, K, T, tables.n_rows, log_w, log_pi)
+        args = (name, table, em.cell_row, topic, K, T, em.n_rows, log_w, log_pi)
         ll, r, stats = _em_estep(*args, prev_r)
         if ll - ll_old < tol * n_cells and it > 1 and prev_r is not None:
             # converged on the active pairs: confirm with all pairs
@@ -274,7 +276,7 @@ def fit_classes(
         pi = _class_weights(r, topic, T, counts_t)
         del stats
         theta, sc, h = _m_step(
-            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty
+            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em
         )
     state = (theta, sc, weights, ll, it, converged)
     return _latent_fit(family, state, topics, T, t0, tables, cell_row, topic,

@@ -340,11 +340,13 @@ class Tables:
         key = (family, round(float(scale), 10))
         out = self._logh.get(key)  # (thread safe: the audit refits in threads)
         if out is None:
-            if len(self._logh) > 48:
-                self._logh.clear()
+            # at most LOGH_CACHE_BYTES of them (a compact table's rows number up
+            # to N L), the oldest dropped first: an EM revisits recent scales
+            per = 8 * self.n_rows * len(ETA_GRID)
+            _bounded(self._logh, max(8, min(256, LOGH_CACHE_BYTES // per)))
             mix, tails = _mixing(family, scale)
             # the atoms at p = 0 and p = 1 (count 0 / count G only)
-            h = _lik_times_mix(self.lik, self.offset is None, mix) + _matmul(
+            h = _lik_times_mix(self.lik, mix) + _matmul(
                 np.exp(self.edge_loglik), tails[:, :2].T
             )
             out = np.ascontiguousarray(np.log(np.maximum(h, 1e-300)))
@@ -352,26 +354,44 @@ class Tables:
         return out
 
 
-def _lik_times_mix(lik: np.ndarray, compact: bool, mix: np.ndarray) -> np.ndarray:
-    """``lik @ mix``; for compact tables with many rows banded: a row's likelihood
-    is non-zero (in floating point) only on a window of the t grid, narrow at large
-    G, so the product costs ``O(R W n_eta)`` with ``W`` the widest window and
-    takes the same terms as the full product."""
+def _bounded(cache: dict, size: int) -> None:
+    """Drop a cache's oldest entries until fewer than ``size`` remain (safe when
+    another thread changes it meanwhile: entries are only ever recomputed)."""
+    while len(cache) >= size:
+        try:
+            cache.pop(next(iter(cache)), None)
+        except (RuntimeError, StopIteration):  # changed or emptied meanwhile
+            return
+
+
+LOGH_CACHE_BYTES = 1 << 28
+# tables with more rows (many draws per cell) run banded products and the EM on
+# model-local rows; up to it (G <= 500 draws per cell, one draw count) the
+# plain products, as before
+LOCAL_ROWS_ABOVE = 512
+BAND_BLOCK = 64  # rows per block of the banded product
+
+
+def _lik_times_mix(lik: np.ndarray, mix: np.ndarray) -> np.ndarray:
+    """``lik @ mix``; for tables of more than ``LOCAL_ROWS_ABOVE`` rows banded: a
+    row's likelihood is non-zero (in floating point) only on a window of the t
+    grid, narrow at large G. The rows, ordered by their windows' starts, go in
+    blocks of ``BAND_BLOCK``, each block a product over the union of its
+    windows: ``O(R W n_eta)`` with ``W`` about the widest window, the same
+    non-zero terms as the full product (10,000 draws per cell: W is a tenth of
+    the grid)."""
     R, nt = lik.shape
-    if not compact or R <= 512:
+    if R <= LOCAL_ROWS_ABOVE:
         return _matmul(lik, mix)
     keep = lik > 0
     lo = keep.argmax(axis=1)
     hi = nt - keep[:, ::-1].argmax(axis=1)
+    order = np.argsort(lo, kind="stable")
     out = np.empty((R, mix.shape[1]))
-    for a in range(0, R, 256):
-        sl = slice(a, min(R, a + 256))
-        width = int((hi[sl] - lo[sl]).max())
-        start = np.minimum(lo[sl], nt - width)
-        idx = start[:, None] + np.arange(width)[None, :]
-        out[sl] = np.einsum(
-            "rw,rwe->re", np.take_along_axis(lik[sl], idx, 1), mix[idx], optimize=False
-        )
+    for a in range(0, R, BAND_BLOCK):
+        blk = order[a : a + BAND_BLOCK]
+        t0, t1 = int(lo[blk].min()), int(hi[blk].max())
+        out[blk] = _matmul(lik[blk, t0:t1], mix[t0:t1])
     return out
 
 
@@ -391,13 +411,85 @@ def _eta_index(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(idx), np.ascontiguousarray(pos - idx)
 
 
-def _cell_table(logh: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """``T[l, k, row, j] = log h(row, theta[l, k] - D_j)`` (linear interpolation)."""
+def _cell_table(logh: np.ndarray, theta: np.ndarray, local: bool = False) -> np.ndarray:
+    """``T[l, k, row, j] = log h(row, theta[l, k] - D_j)`` (linear interpolation).
+
+    ``local``: ``logh`` holds model-local rows ``(L, R_l, n_eta)``
+    (:class:`EMRows`), ``T[l, k, i, j]`` then model ``l``'s row ``i`` (the same
+    numbers, fewer rows)."""
     idx, wt = _eta_index(theta)
-    a = logh[:, idx]  # (R, L, K, J)
-    b = logh[:, idx + 1]
-    t = a + wt[None] * (b - a)
-    return np.ascontiguousarray(t.transpose(1, 2, 0, 3))
+    if not local:
+        a = logh[:, idx]  # (R, L, K, J)
+        b = logh[:, idx + 1]
+        t = a + wt[None] * (b - a)
+        return np.ascontiguousarray(t.transpose(1, 2, 0, 3))
+    L, K, J = idx.shape
+    out = np.empty((L, K, logh.shape[1], J))
+    for l in range(L):
+        a = logh[l][:, idx[l]]  # (R_l, K, J)
+        b = logh[l][:, idx[l] + 1]
+        out[l] = (a + wt[l][None] * (b - a)).transpose(1, 0, 2)
+    return out
+
+
+class EMRows:
+    """The table rows the EM's kernels index: the cells' own (``g_rows`` None) or,
+    for tables of more than ``LOCAL_ROWS_ABOVE`` rows, model-local ones.
+
+    Why: with many draws per cell the tables have a row per ``(G, S)`` pair, up
+    to ``G + 1`` or (compact tables) ``N L`` of them, and the cell table
+    ``T (L, K, R, J)``, the M-step statistics ``C`` and scores cost ``O(L K R
+    J)`` each per iteration although model ``l`` uses only its own cells' rows.
+    Model-local rows renumber each model's rows ``0 .. R_l - 1`` (in the order
+    of the table's rows, so the kernels add the same non-zero terms in the same
+    order): the arrays shrink to ``(L, K, max_l R_l, J)`` (used when that halves
+    them at least).
+    ``cell_row`` ``(N, L)``: the rows the kernels see;
+    ``g_rows[l, i]``: table row of model ``l``'s local row ``i`` (padding: row 0,
+    never used by a cell); ``n_rows``: rows per model in the EM's arrays."""
+
+    def __init__(self, tables: Tables, cell_row: np.ndarray) -> None:
+        self.g_rows = None
+        self.cell_row = cell_row
+        self.n_rows = tables.n_rows
+        L = cell_row.shape[1]
+        if tables.n_rows <= LOCAL_ROWS_ABOVE or L < 2:
+            return  # few rows (up to G = 500 draws per cell): small arrays anyway
+        local = np.full(cell_row.shape, -1, np.int64)
+        per = []
+        for l in range(L):
+            col = cell_row[:, l]
+            ok = col >= 0
+            u, inv = np.unique(col[ok], return_inverse=True)
+            local[ok, l] = inv.reshape(-1)
+            per.append(u)
+        R = max(1, max(len(u) for u in per))
+        if 2 * R > tables.n_rows:  # not worth it: each model uses most rows
+            return
+        self.g_rows = np.zeros((L, R), np.int64)
+        for l, u in enumerate(per):
+            self.g_rows[l, : len(u)] = u
+        self.cell_row, self.n_rows = local, R
+        self._logh: dict[tuple[str, float], np.ndarray] = {}
+
+    def logh(self, tables: Tables, family: str, scale: float) -> np.ndarray:
+        """``tables.logh`` on these rows: ``(R, n_eta)``, or with model-local rows
+        ``(L, R_l, n_eta)`` (each model's rows, gathered once per scale)."""
+        lh = tables.logh(family, scale)
+        if self.g_rows is None:
+            return lh
+        key = (family, round(float(scale), 10))
+        out = self._logh.get(key)
+        if out is None:
+            per = 8 * self.g_rows.size * lh.shape[1]
+            _bounded(self._logh, max(8, LOGH_CACHE_BYTES // per))
+            out = self._logh[key] = lh[self.g_rows]
+        return out
+
+    def table(self, logh: np.ndarray, theta: np.ndarray) -> np.ndarray:
+        """The cell table on these rows (:func:`_cell_table`) from ``logh`` as
+        :meth:`logh` returns it."""
+        return _cell_table(logh, theta, self.g_rows is not None)
 
 
 # ------------------------------------------------------------------ kernels
@@ -601,6 +693,7 @@ def _draw_cell(family: str, scale: float, eta: np.ndarray, rng) -> np.ndarray:
 
 
 _TABLE_CACHE: dict[tuple, Tables] = {}
+_COMPACT_CACHE: dict[tuple, Tables] = {}  # (compact tables can be large: two)
 
 
 def _tables(g_values: np.ndarray) -> Tables:
@@ -641,7 +734,16 @@ def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
     g_max = int(g_values[-1])
     key = np.where(obs, G.astype(np.int64) * (g_max + 1) + S, -1)
     uniq, inv = np.unique(key[obs], return_inverse=True)
-    tables = Tables(g_values, (uniq // (g_max + 1), uniq % (g_max + 1)))
+    # the same pairs (pgm's several fits of one data set) share one table and
+    # its cached marginal likelihoods (kept only while it is not large: its
+    # likelihoods take 16 bytes per row and t point)
+    ckey = (g_max, uniq.tobytes())
+    tables = _COMPACT_CACHE.get(ckey)
+    if tables is None:
+        tables = Tables(g_values, (uniq // (g_max + 1), uniq % (g_max + 1)))
+        if 16 * len(uniq) * len(T_GRID) <= LOGH_CACHE_BYTES:
+            _bounded(_COMPACT_CACHE, 2)
+            _COMPACT_CACHE[ckey] = tables
     cell_row = np.full(S.shape, -1, np.int64)
     cell_row[obs] = inv.reshape(-1)
     return tables, cell_row
@@ -658,18 +760,41 @@ def _candidates(theta_sd: float) -> tuple[np.ndarray, np.ndarray]:
     return cand_idx, -0.5 * (THETA_GRID / theta_sd) ** 2
 
 
-def _m_step(name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty):
+def _m_step(
+    name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, rows=None
+):
     """M-step for the cell-effect scale and ``theta`` (L, K) given the complete-data
-    statistics ``C`` (L, K, R, J); returns ``(theta, scale, next h)``."""
+    statistics ``C`` (L, K, R, J) on the rows of ``rows`` (:class:`EMRows`;
+    ``None``: the table's); returns ``(theta, scale, next h)``."""
     L, K = theta.shape
-    C = C.reshape(L * K, tables.n_rows, -1)
+    g_rows = None if rows is None else rows.g_rows
+    C = C.reshape(L * K, -1 if g_rows is None else g_rows.shape[1], len(D_GRID))
     # scale: maximise the M-step objective profiled over theta (each row's
     # best theta refined by a parabola, so the profile is smooth in the scale)
     th_flat = theta.reshape(-1)
 
+    def scores(s_: float):
+        if g_rows is None:
+            lh = tables.logh(family, s_)
+            return _mstep_window(name, C, lh, cand_idx, th_flat, penalty)
+        # model-local rows: each model's scores on its own rows' log h
+        lh = rows.logh(tables, family, s_)
+        return np.concatenate(
+            [
+                _mstep_window(
+                    name,
+                    C[l * K : (l + 1) * K],
+                    lh[l],
+                    cand_idx,
+                    th_flat[l * K : (l + 1) * K],
+                    penalty,
+                )  # fmt: skip
+                for l in range(L)
+            ]
+        )
+
     def score(s_: float):
-        f_ = _mstep_window(name, C, tables.logh(family, s_), cand_idx, th_flat, penalty)
-        f_ = f_ + penalty[None, :]
+        f_ = scores(s_) + penalty[None, :]
         return _profile_max(f_), f_
 
     if scale is None:
@@ -795,17 +920,18 @@ def fit_latent(
     ll_old = -np.inf
     converged = False
     it = 0
+    em = EMRows(tables, cell_row)
     for it in range(1, max_iter + 1):
-        table = _cell_table(tables.logh(family, sc), theta)
+        table = em.table(em.logh(tables, family, sc), theta)
         log_w = np.log(np.maximum(weights, 1e-300))
         if lean:
             resp_at = (theta, sc, weights)
             ll, C, w_sum = _estep_stats_blocks(
-                name, table, cell_row, topic, log_w, K, tables.n_rows
+                name, table, em.cell_row, topic, log_w, K, em.n_rows
             )
         else:
             ll, C = _estep_stats(
-                name, table, cell_row, topic, log_w, resp, K, tables.n_rows
+                name, table, em.cell_row, topic, log_w, resp, K, em.n_rows
             )
         if ll - ll_old < tol * n_cells and it > 1:
             converged = True
@@ -813,7 +939,7 @@ def fit_latent(
         ll_old = ll
         weights = w_sum / N if lean else resp.mean(axis=0)
         theta, sc, h = _m_step(
-            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty
+            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em
         )
     state = (theta, sc, weights, ll, it, converged)
     return _latent_fit(family, state, topics, K, t0, tables, cell_row, topic,
