@@ -422,7 +422,15 @@ def audit(
         # many draws per cell: pgm is the naive oracle, whose bias is bounded
         from .many_draws import shortcut_audit
 
-        return shortcut_audit(short, methods, level, family, t0)
+        return shortcut_audit(
+            short,
+            methods,
+            level,
+            family,
+            t0,
+            result=AuditResult,
+            bias_factor=BIAS_FACTOR,
+        )
     alt = None  # the other family's fit (family="auto")
     if family == "auto":
         # the logit-scale family as pgm's own "auto" picks it (normal or t)

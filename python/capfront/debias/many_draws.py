@@ -25,14 +25,25 @@ from scipy import stats
 from .result import Decomposition
 
 
-def shortcut_audit(short: Decomposition, methods, level: float, family: str, t0: float):
+def shortcut_audit(
+    short: Decomposition,
+    methods,
+    level: float,
+    family: str,
+    t0: float,
+    *,
+    result: type,
+    bias_factor: float,
+):
     """The :class:`~capfront.debias.audit.AuditResult` of data where ``pgm``
     takes the naive shortcut (``short``: its decomposition, with the bound and
     the note in ``diagnostics``). ``table`` holds ``pgm`` and ``naive`` (the same
     estimate): ``sd`` the standard error, ``max_abs_bias`` the bound (the bias
     itself is not measured: ``bias`` is NaN), ``rmse`` the bound on the RMSE
-    ``sqrt(SE^2 + B^2)``; no world is simulated (``n_sims = 0``)."""
-    from .audit import BIAS_FACTOR, AuditResult
+    ``sqrt(SE^2 + B^2)``; no world is simulated (``n_sims = 0``). ``result`` is
+    the ``AuditResult`` class and ``bias_factor`` the audit's ``BIAS_FACTOR``,
+    passed in by :func:`capfront.debias.audit.audit` (this module does not import
+    the audit: no import cycle)."""
 
     value = float(short.estimate())
     se = float(short.standard_error())
@@ -58,7 +69,7 @@ def shortcut_audit(short: Decomposition, methods, level: float, family: str, t0:
     names = ["pgm"] + (["naive"] if "naive" in methods else [])
     table = pd.DataFrame([{"method": m} | row for m in names]).set_index("method")
     why = str(short.diagnostics["note"])
-    out = AuditResult(
+    out = result(
         table=table,
         recommended="pgm",
         truth_population=np.nan,
@@ -75,7 +86,7 @@ def shortcut_audit(short: Decomposition, methods, level: float, family: str, t0:
         latent_classes=0,
     )
     ci = out.interval(value, method="pgm")
-    times = "twice" if BIAS_FACTOR == 2 else f"{BIAS_FACTOR:g} times"
+    times = "twice" if bias_factor == 2 else f"{bias_factor:g} times"
     out.note = f"no worlds simulated: {why}"
     out.quoted = {
         "value": value,
