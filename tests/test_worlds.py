@@ -82,3 +82,17 @@ def test_evalperf_sub_pools() -> None:
 def test_bad_sizes() -> None:
     with pytest.raises(ValueError, match="G must be"):
         WORLDS["topics"](10, 2, 0)
+
+
+def test_stress_variants() -> None:
+    from worlds import VARIANTS, world
+
+    for name, (base, kw) in VARIANTS.items():
+        w = world(name)(N, L, G, seed=3, pop=0)
+        assert w.family == base and all(w.params[k] == v for k, v in kw.items())
+        # away from the family's defaults: a different truth for the same seed
+        assert not np.array_equal(w.p, WORLDS[base](N, L, G, seed=3, pop=0).p)
+        np.testing.assert_array_equal(world(name)(N, L, G, seed=3, pop=0).p, w.p)
+    assert world("topics") is WORLDS["topics"]
+    with pytest.raises(KeyError, match="unknown world"):
+        world("no_such_world")

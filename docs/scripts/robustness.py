@@ -45,7 +45,7 @@ import pandas as pd
 from scipy.stats import binomtest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from worlds import WORLDS  # noqa: E402
+from worlds import VARIANTS, WORLDS, world  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "docs" / "data"
@@ -96,7 +96,7 @@ POP = 20_000  # prompts for the population oracle (MC SE about 0.1 points)
 
 def _world(family: str, L: int, G: int, rep: int, N: int) -> tuple[Any, int]:
     seed = seed_of(family, L, G, rep)
-    return WORLDS[family](N, L, G, seed, pop=POP), seed
+    return world(family)(N, L, G, seed, pop=POP), seed
 
 
 def _base_row(key: dict[str, Any], w: Any, seed: int) -> dict[str, Any]:
@@ -522,9 +522,12 @@ def main() -> None:
         help="--tables: also one audit table over these tags pooled",
     )
     args = ap.parse_args()
-    bad = set(args.families) - set(WORLDS)
+    bad = set(args.families) - set(WORLDS) - set(VARIANTS)
     if bad:
-        ap.error(f"unknown families {sorted(bad)}; use {', '.join(WORLDS)}")
+        ap.error(
+            f"unknown families {sorted(bad)}; use {', '.join(WORLDS)} "
+            f"or a stress variant: {', '.join(VARIANTS)}"
+        )
     if args.tables:
         tables(args)
     else:

@@ -495,6 +495,37 @@ WORLDS: dict[str, Callable[..., World]] = {
 """Family name -> ``fn(N, L, G, seed, **kw) -> World``; deterministic by seed."""
 
 
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "topics_many": ("topics", {"n_topics": 8, "specialisation": 1.5}),
+    "topics_two_strong": ("topics", {"n_topics": 2, "specialisation": 2.0}),
+    "lowrank_3": ("lowrank", {"rank": 3, "scale": 1.2}),
+    "beta_diffuse": ("beta_classes", {"n_classes": 12, "concentration": 2.0}),
+    "ceiling_flaky": (
+        "near_ceiling",
+        {"easy": 0.85, "impossible": 0.03, "flaky": 0.10},
+    ),
+    "clustered_few": ("clustered", {"n_clusters": 30, "aptitude_sd": 1.5}),
+    "evalperf_raw": ("evalperf", {"shrink": 0.5, "jitter": 0.6}),
+    "heavy_tail_1_5": ("heavy_tail", {"df": 1.5}),
+    "shocks_short": ("cell_shocks", {"block": 2, "rho": 0.1}),
+}
+"""Stress variants: a family of :data:`WORLDS` with options away from the
+defaults the estimators were developed on (more or fewer topics, stronger
+specialisation, higher rank, diffuse classes, heavier tails, flakier ceilings).
+A probe of how the methods do on worlds nobody tuned them for."""
+
+
+def world(name: str) -> Callable[..., World]:
+    """The generator of a family (:data:`WORLDS`) or a stress variant
+    (:data:`VARIANTS`), called like the families: ``fn(N, L, G, seed, pop=...)``."""
+    if name in WORLDS:
+        return WORLDS[name]
+    if name in VARIANTS:
+        base, kw = VARIANTS[name]
+        return functools.partial(WORLDS[base], **kw)
+    raise KeyError(f"unknown world {name!r}; use one of {[*WORLDS, *VARIANTS]}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--families", default=",".join(WORLDS))
