@@ -48,7 +48,9 @@ class AuditResult(ResultProtocol):
     recommended : the method with the smallest worst-case RMSE (never ``naive``).
     corrected : whether the quoted value subtracts the audit's measured bias.
     bracket : ``(crossfit, naive)`` estimates on the data.
-    quoted : ``value``, ``ci``, ``level``, ``method``, ``how`` (plain words).
+    quoted : :func:`quote`'s ``value``, ``ci``, ``level``, ``method``, ``raw``,
+        ``how`` (plain words); ``shortcut`` when no world was simulated
+        (``n_sims == 0``, :mod:`capfront.debias.many_draws`).
     """
 
     table: pd.DataFrame
