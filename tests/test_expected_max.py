@@ -108,3 +108,35 @@ def test_naive_oracle_does_not_import_scipy_stats():
         """
     )
     assert out.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("G", "S", "g"),
+    [(10, 4, 7), (10, 4, 3), (10, 0, 5), (10, 10, 5), (12, 9, 11), (1, 1, 1)],
+)
+def test_hypergeom_cdf_recursion_against_scipy(G, S, g):
+    """The ratio recursion with a support that starts above 0 (``g > G - S``)
+    or ends below ``g`` (``S < g``), as the subsample curve calls it."""
+    from scipy import stats
+
+    from capfront._kernels.expected_max import hypergeom_cdf_nb
+
+    cdf = np.empty(g + 1)
+    hypergeom_cdf_nb(G, S, g, cdf)
+    want = stats.hypergeom.cdf(np.arange(g + 1), G, S, g)
+    np.testing.assert_allclose(cdf, want, rtol=0, atol=1e-14)
+    assert cdf[g] == 1.0
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 1e-9, 0.3, 0.5, 0.97, 1 - 1e-9])
+def test_binomial_cdf_recursion_against_scipy(p):
+    from scipy import stats
+
+    from capfront._kernels.expected_max import binomial_cdf_nb
+
+    G = 37
+    cdf = np.empty(G + 1)
+    binomial_cdf_nb(G, p, cdf)
+    want = stats.binom.cdf(np.arange(G + 1), G, p)
+    np.testing.assert_allclose(cdf, want, rtol=0, atol=1e-14)
+    assert cdf[G] == 1.0

@@ -533,3 +533,30 @@ def test_short_names():
     assert got["a_b_gpt-4o"] == "a_b_gpt-4o"  # fits: kept
     clash = short_names(["x_" + "m" * 30, "y_" + "m" * 30])
     assert len(set(clash.values())) == 2  # never two names the same
+
+
+def test_report_text_re_exports_every_public_renderer_name():
+    """``capfront.report_text`` is the renderers' one import: its ``__all__`` is
+    exactly the public names the modules holding the code define (read from
+    their source), each the same object (a public name added there and not here
+    fails)."""
+    import ast
+    import importlib
+
+    import capfront.report_text as rt
+
+    public = {}
+    for mod in ("report_cells", "report_render", "report_sections", "report_summary"):
+        m = importlib.import_module(f"capfront.{mod}")
+        tree = ast.parse(Path(m.__file__).read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.ClassDef):
+                names = [node.name]
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                ts = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [t.id for t in ts if isinstance(t, ast.Name)]
+            else:
+                continue
+            public |= {n: getattr(m, n) for n in names if not n.startswith("_")}
+    assert set(rt.__all__) == set(public)
+    assert all(getattr(rt, n) is obj for n, obj in public.items())

@@ -2,7 +2,7 @@
 words as table cells (:func:`fmt`, :func:`pct`, :func:`plain`: no internal labels),
 the files and model names the text may mention, and the generic table of a section
 without a renderer (:func:`table`). Shared by the summary, the sections and the
-renderers (:mod:`capfront.report_text` re-exports every name)."""
+renderers (:mod:`capfront.report_text` re-exports every public name)."""
 
 from __future__ import annotations
 

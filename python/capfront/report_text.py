@@ -22,14 +22,15 @@ Rules the text keeps (tests check them):
 The code lives in modules named for what they hold: :mod:`capfront.report_cells`
 (blocks and cells), :mod:`capfront.report_summary` (the "What this means"
 paragraph), :mod:`capfront.report_sections` (one renderer per section,
-:func:`blocks`) and :mod:`capfront.report_render` (markdown and rich); every name
-is re-exported here.
+:func:`blocks`) and :mod:`capfront.report_render` (markdown and rich). Their
+public names are re-exported here (``__all__``); the private helpers are imported
+from the module that holds them, except the three :mod:`capfront.report_html`
+takes from here.
 """
 
 from __future__ import annotations
 
-from .report_cells import (  # noqa: F401
-    _INTERNAL,
+from .report_cells import (
     DOCS_ESTIMATORS,
     DOCS_FRONTIER,
     MAX_MODELS,
@@ -37,64 +38,53 @@ from .report_cells import (  # noqa: F401
     WIDTH,
     Block,
     Prose,
-    _cluster_words,
-    _files,
-    _flatten,
-    _name_note,
-    _names,
     fmt,
     pct,
     plain,
     table,
     where_json,
 )
-from .report_render import (  # noqa: F401
+from .report_render import (  # noqa: F401  (the private three: report_html)
     _footer,
     _looks_numeric,
-    _note,
     _title_line,
     fit_widths,
     print_rich,
     to_markdown,
 )
-from .report_sections import (  # noqa: F401
-    _AUDIT_COLS,
-    _KIND_TITLES,
-    _METHOD_WORDS,
-    _SHARE_WORDS,
-    _VERSUS_COLS,
+from .report_sections import (
     GAP_ROWS,
     NOT_SECTIONS,
     RENDERERS,
     Renderer,
-    _accuracy_changes,
-    _audit_blocks,
-    _benchmark_blocks,
-    _data_blocks,
-    _frontier_blocks,
-    _frontier_notes,
-    _gap_blocks,
-    _generic_blocks,
-    _interval_words,
-    _latency_blocks,
-    _oracle_blocks,
-    _policy_label,
-    _pooled_rows,
-    _router_blocks,
-    _single_blocks,
-    _trust_notes,
-    _versus_note,
-    _versus_rows,
     blocks,
     method_words,
     router_blocks,
 )
-from .report_summary import (  # noqa: F401
-    _frontier_summary,
-    _g,
-    _gap_summary,
-    _pooled_row,
-    _range,
-    _unit_cost,
-    summary,
-)
+from .report_summary import summary
+
+__all__ = [
+    "DOCS_ESTIMATORS",
+    "DOCS_FRONTIER",
+    "GAP_ROWS",
+    "MAX_MODELS",
+    "NAME_WIDTH",
+    "NOT_SECTIONS",
+    "RENDERERS",
+    "WIDTH",
+    "Block",
+    "Prose",
+    "Renderer",
+    "blocks",
+    "fit_widths",
+    "fmt",
+    "method_words",
+    "pct",
+    "plain",
+    "print_rich",
+    "router_blocks",
+    "summary",
+    "table",
+    "to_markdown",
+    "where_json",
+]

@@ -150,6 +150,25 @@ def subsample_curve_mean_np(
 # Line-for-line ports of ``expected_max.hpp`` (the debiasing ports in
 # ``_numba_debias.py`` share the CDF recursions and the per-prompt curve rows).
 @njit
+def _masses_to_cdf_nb(cdf, lo, m, hi, n):
+    """Unnormalised masses ``cdf[lo..hi]`` (1 at the mode ``m``, 0 outside the
+    support) into the CDF ``cdf[0..n]``: the total summed from the small tails
+    inward (``lo..m - 1``, then ``hi`` down to ``m``), the running sum of
+    ``mass / total`` clipped at 1, and ``cdf[n] = 1`` (``expected_max.hpp``,
+    ``hypergeom_cdf``)."""
+    total = 0.0
+    for k in range(lo, m):
+        total += cdf[k]
+    for k in range(hi, m - 1, -1):
+        total += cdf[k]
+    acc = 0.0
+    for k in range(n + 1):
+        acc += cdf[k] / total
+        cdf[k] = min(acc, 1.0)
+    cdf[n] = 1.0
+
+
+@njit
 def binomial_cdf_nb(G, p, cdf):
     """Bin(G, p) CDF into cdf[0..G] by ratio recursion from the mode."""
     if not (p > 0.0):
@@ -169,16 +188,7 @@ def binomial_cdf_nb(G, p, cdf):
         cdf[k + 1] = cdf[k] * ((G - k) / (k + 1)) * r
     for k in range(m, 0, -1):
         cdf[k - 1] = cdf[k] * (k / (G - k + 1)) / r
-    total = 0.0
-    for k in range(m):
-        total += cdf[k]
-    for k in range(G, m - 1, -1):
-        total += cdf[k]
-    acc = 0.0
-    for k in range(G + 1):
-        acc += cdf[k] / total
-        cdf[k] = min(acc, 1.0)
-    cdf[G] = 1.0
+    _masses_to_cdf_nb(cdf, 0, m, G, G)
 
 
 @njit
@@ -195,16 +205,7 @@ def hypergeom_cdf_nb(G, S, g, cdf):
         cdf[k + 1] = cdf[k] * ((S - k) * (g - k)) / ((k + 1) * (G - S - g + k + 1))
     for k in range(m, lo, -1):
         cdf[k - 1] = cdf[k] * (k * (G - S - g + k)) / ((S - k + 1) * (g - k + 1))
-    total = 0.0
-    for k in range(lo, m):
-        total += cdf[k]
-    for k in range(hi, m - 1, -1):
-        total += cdf[k]
-    acc = 0.0
-    for k in range(g + 1):
-        acc += cdf[k] / total
-        cdf[k] = min(acc, 1.0)
-    cdf[g] = 1.0
+    _masses_to_cdf_nb(cdf, lo, m, hi, g)
 
 
 @njit

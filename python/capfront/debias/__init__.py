@@ -17,6 +17,7 @@ from scipy import stats
 
 from ..results import EvalResults
 from ._input import counts, topic_codes
+from .audit_result import AuditResult, quote
 from .bias_correction import naive_rows
 from .classes import fit_pgm, posterior_max
 from .extrapolation import curve_rows, fit_decay
@@ -103,7 +104,6 @@ def _decompose(
 
 def _audit_for(results, method, audit, ci, seed, backend, ci_target, options):
     """The audit whose measured error gives ``debiased_oracle``'s interval."""
-    from .audit import AuditResult
     from .audit import audit as run_audit
 
     if ci_target not in ("prompts", "population"):
@@ -256,9 +256,9 @@ def _audit_interval(out: DebiasResult, aud, method: str, ci, ci_target: str) -> 
     """The audit's quoted value and interval on ``out`` (see
     :func:`capfront.debias.audit.quote`): the estimate minus the audit's measured
     bias when it corrects, the interval from the worst error over the worlds
-    that passed its checks (or the cross-fit / naive bracket when none did)."""
-    from .audit import quote
-
+    that passed its checks (or the cross-fit / naive bracket when none did).
+    An audit without simulated worlds (many draws per cell) scores ``pgm`` and
+    ``naive``, the same estimate: both take its quote."""
     out.level = float(aud.level if ci is None else ci)
     out.diagnostics["raw_value"] = out.value
     out.diagnostics["audit"] = aud
@@ -271,9 +271,7 @@ def _audit_interval(out: DebiasResult, aud, method: str, ci, ci_target: str) -> 
         out.ci = aud.interval(
             out.value, out.se or 0.0, method, target=ci_target, level=out.level
         )
-        if aud.quoted.get("shortcut") and ci_target == "prompts":
-            note = aud.quoted["how"]  # no worlds: the naive oracle's bound
-        elif ci_target == "prompts" and method == aud.recommended:
+        if ci_target == "prompts" and (method == aud.recommended or not aud.n_sims):
             note = quote(aud, out.level)["how"]
         else:
             z = float(stats.norm.ppf(0.5 + out.level / 2))
@@ -284,6 +282,10 @@ def _audit_interval(out: DebiasResult, aud, method: str, ci, ci_target: str) -> 
                 f"{method} estimate +- {z:.2f} x the largest error the audit measured "
                 f"for it (the oracle of {what}) across its simulated worlds that "
                 "reproduced the data's checks"
+                if aud.n_sims
+                else f"{method} estimate +- {z:.2f} x the bound on its error (RMSE) "
+                f"against the oracle of {what}, sqrt(SE^2 + B^2) from its standard "
+                "error SE and the naive oracle's bias bound B (no worlds simulated)"
             )
     out.ci_method = note
     out.diagnostics["ci_note"] = note
@@ -339,7 +341,7 @@ def bias_curve(
     return out
 
 
-from .audit import AuditResult, audit  # noqa: E402
+from .audit import audit  # noqa: E402
 from .gap import GapDecomposition, gap_decomposition  # noqa: E402
 
 __all__ = [

@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -66,9 +65,12 @@ from scipy import stats
 from scipy.special import expit
 
 from .._backend import get_num_threads
-from .._protocol import NAN, ResultProtocol
 from ..results import EvalResults
 from ._input import check_counts, counts, min_draws, topic_codes
+
+# the result, its interval rule and quote live in their own module (many_draws
+# builds results too); they stay importable from here
+from .audit_result import BIAS_FACTOR, AuditResult, _spread, quote
 from .checks import CHECKS, MIN_SIMS_TO_FAIL, Z_PASS, check_sizes, z_scores
 from .checks import statistics as check_statistics
 from .extrapolation import (
@@ -77,6 +79,7 @@ from .extrapolation import (
     fit_sizes,
     jackknife_decomposition,
 )
+from .many_draws import shortcut_audit
 from .methods import decompose_counts
 
 AUDIT_METHODS = (
@@ -109,155 +112,6 @@ MIX_MIN_ICC = 0.01
 # sampling SD scales as N^-1/2)
 SIM_PROMPTS = 2000
 DEFAULT_SIMS = 20
-# the quoted interval counts the worst bias (or pgm's model spread) this many
-# times: the worlds that pass the checks are fitted to the data, so the bias they
-# measure is attenuated (the posterior world measured about half of pgm's real bias
-# near the ceiling); on the battery factor 1 covered 23 / 26 calibration and 15 / 19
-# validation data sets, factor 2 covered 25 / 26 and 18 / 19 (docs/debiasing.md)
-BIAS_FACTOR = 2.0
-
-
-@dataclass
-class AuditResult(ResultProtocol):
-    """Per-method error on data simulated like yours, from several worlds.
-
-    Result protocol: ``value`` and ``ci`` (at ``level``) are the quoted estimate
-    and interval (``quoted``); ``to_frame()`` is the per-method ``table``.
-
-    Attributes
-    ----------
-    table : per method, summarised over the passing worlds: ``bias`` (mean of the
-        worlds' biases), ``rmse`` (the worst world's RMSE: the interval's width),
-        ``rmse_corrected`` (the worst world's RMSE after subtracting ``bias``),
-        ``sd``, ``rmse_population``, coverages (see :func:`audit`).
-    world_table : per (world, method): bias, sd, rmse, rmse_population, n_sims.
-    checks : per (world, check): the data's value, the simulations' mean and SD,
-        ``z`` and ``passed``.
-    world_weights : world -> 1.0 (passed every check) or 0.0.
-    trusted : some world passed.
-    recommended : the method with the smallest worst-case RMSE (never ``naive``).
-    corrected : whether the quoted value subtracts the audit's measured bias.
-    bracket : ``(crossfit, naive)`` estimates on the data.
-    quoted : ``value``, ``ci``, ``level``, ``method``, ``how`` (plain words).
-    """
-
-    table: pd.DataFrame
-    recommended: str
-    truth_population: float
-    n_sims: int
-    level: float
-    fit: object = field(repr=False)
-    seconds: float = 0.0
-    family: str = "logitnormal"
-    estimates: dict = field(default_factory=dict, repr=False)
-    family_weights: dict = field(default_factory=dict)
-    note: str = ""
-    world_table: pd.DataFrame | None = None
-    checks: pd.DataFrame | None = None
-    world_weights: dict = field(default_factory=dict)
-    trusted: bool = True
-    corrected: bool = False
-    bracket: tuple[float, float] | None = None
-    quoted: dict = field(default_factory=dict)
-    data_estimates: dict = field(default_factory=dict, repr=False)
-    latent_classes: int = 1
-    sensitivity: pd.DataFrame | None = None
-
-    @property
-    def value(self) -> float:
-        """The quoted debiased oracle (``quoted["value"]``)."""
-        return float(self.quoted.get("value", NAN))
-
-    @property
-    def ci(self) -> tuple[float, float]:
-        """The quoted interval (``quoted["ci"]``) at ``level``."""
-        lo, hi = self.quoted.get("ci", (NAN, NAN))
-        return (float(lo), float(hi))
-
-    def to_frame(self) -> pd.DataFrame:
-        """The per-method table (bias, worst RMSE, coverages, worst world)."""
-        return self.table.copy()
-
-    def correction(self, method: str | None = None) -> float:
-        """What the quoted value subtracts from ``method``'s estimate: its mean
-        bias over the passing worlds when ``corrected``, else 0."""
-        m = self.recommended if method is None else method
-        if m not in self.table.index:
-            raise ValueError(f"method {m!r} is not in the audit table")
-        return float(self.table.loc[m, "bias"]) if self.corrected else 0.0
-
-    def interval(
-        self,
-        value: float,
-        se: float = 0.0,
-        method: str | None = None,
-        *,
-        target: str = "prompts",
-        level: float | None = None,
-        corrected: bool | None = None,
-    ) -> tuple[float, float]:
-        """Interval around ``value`` (an estimate of ``method``, default the
-        recommended one) from the errors the audit measured for that method over
-        the worlds that passed its checks (fresh prompts, fresh counts, ``pgm``
-        refitted):
-
-        - ``target="prompts"`` (default): the oracle of *these* prompts:
-          ``value +- (z * max_w sd_w + BIAS_FACTOR * max(max_w |bias_w|,
-          spread))``: the worst sampling SD plus twice the worst bias (a bias
-          does not average out, so it adds to the sampling error rather than in
-          quadrature; twice, because worlds fitted to the data measure an
-          attenuated bias), or, for ``pgm``, the model spread
-          (:meth:`model_spread`) when it is larger;
-          with ``corrected`` (default ``self.corrected``) ``value +- z *
-          max_w rmse_corrected_w`` around the corrected estimate
-          ``estimate - audit.correction(method)``;
-        - ``target="population"``: the oracle of the prompt population,
-          ``value +- z * max(se, max_w rmse_population_w)``.
-
-        ``level`` overrides the audit's confidence level; ends clipped to [0, 1].
-        """
-        m = self.recommended if method is None else method
-        if m not in self.table.index:
-            raise ValueError(f"method {m!r} is not in the audit table")
-        if target not in ("prompts", "population"):
-            raise ValueError(
-                f"target must be 'prompts' or 'population', not {target!r}"
-            )
-        lev = self.level if level is None else float(level)
-        if not 0 < lev < 1:
-            raise ValueError(f"level must lie in (0, 1), got {lev}")
-        corr = self.corrected if corrected is None else bool(corrected)
-        z = float(stats.norm.ppf(0.5 + lev / 2))
-        row = self.table.loc[m]
-        if target == "prompts":
-            if corr:
-                half = z * float(row["rmse_corrected"])
-            else:  # a bias is systematic: it adds to the sampling error
-                half = z * float(row["sd"]) + BIAS_FACTOR * max(
-                    float(row["max_abs_bias"]), self.model_spread(m)
-                )
-        else:
-            half = z * max(float(se), float(row["rmse_population"]))
-        # the oracle of scores in [0, 1] lies in [0, 1]
-        return max(0.0, float(value) - half), min(1.0, float(value) + half)
-
-    def model_spread(self, method: str | None = None) -> float:
-        """The largest change of ``pgm``'s estimate on the data under the
-        rival models (``sensitivity``); 0 for other methods."""
-        m = self.recommended if method is None else method
-        return _spread(self.sensitivity) if m == "pgm" else 0.0
-
-    def __repr__(self) -> str:
-        w = ", ".join(
-            f"{k}: {'pass' if v else 'fail'}" for k, v in self.world_weights.items()
-        )
-        return (
-            f"AuditResult(recommended={self.recommended!r}, family={self.family!r}, "
-            f"latent_classes={self.latent_classes}, n_sims={self.n_sims} per world, "
-            f"trusted={self.trusted}, seconds={self.seconds:.1f})\n"
-            f"worlds: {w}\nquoted: {self.quoted.get('how', '')}\n"
-            f"{self.table.to_string()}"
-        )
 
 
 def _cols(rows: np.ndarray, sizes: np.ndarray, want) -> np.ndarray:
@@ -420,17 +274,7 @@ def audit(
         )
     if "pgm" in methods and (short := naive_shortcut(S, G)) is not None:
         # many draws per cell: pgm is the naive oracle, whose bias is bounded
-        from .many_draws import shortcut_audit
-
-        return shortcut_audit(
-            short,
-            methods,
-            level,
-            family,
-            t0,
-            result=AuditResult,
-            bias_factor=BIAS_FACTOR,
-        )
+        return shortcut_audit(short, methods, level, family, t0)
     alt = None  # the other family's fit (family="auto")
     if family == "auto":
         # the logit-scale family as pgm's own "auto" picks it (normal or t)
@@ -748,13 +592,6 @@ def audit(
     return out
 
 
-def _spread(sensitivity: pd.DataFrame | None) -> float:
-    """The largest absolute difference in a :func:`model_sensitivity` table."""
-    if sensitivity is None or not len(sensitivity):
-        return 0.0
-    return float(sensitivity["difference"].abs().max())
-
-
 def model_sensitivity(
     S: np.ndarray,
     G: np.ndarray,
@@ -841,60 +678,3 @@ def _note(a: AuditResult, passing: list[str]) -> str:
     if not a.trusted:
         s += "; no world reproduced the data's checks: the audit is not trusted"
     return s
-
-
-def quote(a: AuditResult, level: float | None = None) -> dict:
-    """The one number and interval to report from the audit: ``value``, ``ci``,
-    ``level``, ``method``, ``raw`` (the method's plain estimate), ``how``."""
-    lev = a.level if level is None else float(level)
-    z = float(stats.norm.ppf(0.5 + lev / 2))
-    m = a.recommended
-    raw = float(a.data_estimates["value"][m])
-    if not a.trusted:
-        lo_m, hi_m = a.bracket
-        se = a.data_estimates["se"]
-        lo = max(0.0, min(lo_m, raw) - z * float(se.get("crossfit", 0.0)))
-        hi = min(1.0, max(hi_m, raw) + z * float(se.get("naive", 0.0)))
-        how = (
-            f"none of the audit's simulated worlds reproduced the data's checks, so "
-            f"no measured error can be trusted: the interval runs from the cross-fit "
-            f"estimate (biased low) to the naive plug-in estimate (biased high), "
-            f"each widened by {lev:.0%} of its sampling error"
-        )
-        return {
-            "value": raw,
-            "ci": (lo, hi),
-            "level": lev,
-            "method": m,
-            "raw": raw,
-            "how": how,
-        }
-    value = raw - a.correction(m)
-    ci = a.interval(value, method=m, level=lev)
-    passing = [w for w, v in a.world_weights.items() if v > 0]
-    where = (
-        f"across the {len(passing)} simulated world(s) that reproduced the data's "
-        f"checks ({', '.join(passing)})"
-    )
-    if a.corrected:
-        how = (
-            f"{m} estimate minus the bias the audit measured for it, +- {z:.2f} x "
-            f"the largest error (RMSE) around that bias the audit measured {where}"
-        )
-    else:
-        row = a.table.loc[m]
-        times = "twice" if BIAS_FACTOR == 2 else f"{BIAS_FACTOR:g} times"
-        how = (
-            f"{m} estimate +- ({z:.2f} x the largest sampling SD the audit measured "
-            f"for it {where}, "
-            f"{100 * float(row['sd']):.2f} points; plus {times} the larger of its "
-            f"largest bias there, {100 * float(row['max_abs_bias']):.2f} points"
-            + (
-                ", and its spread under the rival models (twice the latent classes, "
-                "the other cell-effect families), "
-                f"{100 * a.model_spread(m):.2f} points)"
-                if m == "pgm" and a.sensitivity is not None
-                else ")"
-            )
-        )
-    return {"value": value, "ci": ci, "level": lev, "method": m, "raw": raw, "how": how}

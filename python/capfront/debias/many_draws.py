@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from .audit_result import NO_WORLDS, AuditResult, quote
 from .result import Decomposition
 
 
@@ -31,25 +31,20 @@ def shortcut_audit(
     level: float,
     family: str,
     t0: float,
-    *,
-    result: type,
-    bias_factor: float,
-):
+) -> AuditResult:
     """The :class:`~capfront.debias.audit.AuditResult` of data where ``pgm``
     takes the naive shortcut (``short``: its decomposition, with the bound and
     the note in ``diagnostics``). ``table`` holds ``pgm`` and ``naive`` (the same
     estimate): ``sd`` the standard error, ``max_abs_bias`` the bound (the bias
     itself is not measured: ``bias`` is NaN), ``rmse`` the bound on the RMSE
-    ``sqrt(SE^2 + B^2)``; no world is simulated (``n_sims = 0``). ``result`` is
-    the ``AuditResult`` class and ``bias_factor`` the audit's ``BIAS_FACTOR``,
-    passed in by :func:`capfront.debias.audit.audit` (this module does not import
-    the audit: no import cycle)."""
+    ``sqrt(SE^2 + B^2)``; no world is simulated (``n_sims = 0``). ``note`` gives
+    the reason, ``quoted`` is :func:`capfront.debias.audit.quote`'s (the naive
+    oracle, its interval from the table's ``sd`` and ``max_abs_bias``)."""
 
     value = float(short.estimate())
     se = float(short.standard_error())
     se = se if np.isfinite(se) else 0.0
     bound = float(short.diagnostics["naive_bias_bound"])
-    z = float(stats.norm.ppf(0.5 + level / 2))
     rmse = float(np.hypot(se, bound))
     row = {
         "bias": np.nan,
@@ -68,8 +63,7 @@ def shortcut_audit(
     }
     names = ["pgm"] + (["naive"] if "naive" in methods else [])
     table = pd.DataFrame([{"method": m} | row for m in names]).set_index("method")
-    why = str(short.diagnostics["note"])
-    out = result(
+    out = AuditResult(
         table=table,
         recommended="pgm",
         truth_population=np.nan,
@@ -85,21 +79,7 @@ def shortcut_audit(
         },
         latent_classes=0,
     )
-    ci = out.interval(value, method="pgm")
-    times = "twice" if bias_factor == 2 else f"{bias_factor:g} times"
-    out.note = f"no worlds simulated: {why}"
-    out.quoted = {
-        "value": value,
-        "ci": ci,
-        "level": float(level),
-        "method": "pgm",
-        "raw": value,
-        "how": (
-            f"{why}; the interval is the naive oracle +- ({z:.2f} x its standard "
-            f"error, {100 * se:.2f} points, plus {times} that bound, "
-            f"{100 * bound:.2f} points)"
-        ),
-        "shortcut": True,
-    }
+    out.note = NO_WORLDS + str(short.diagnostics["note"])
+    out.quoted = quote(out)
     out.seconds = time.perf_counter() - t0
     return out

@@ -1,0 +1,89 @@
+"""``quote`` of an audit that simulated no world (many draws per cell, where pgm
+returns the naive oracle): the interval ``naive +- (z SE + BIAS_FACTOR B)`` and
+its explanation at any level, and the same answer through ``debiased_oracle``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import capfront as cf
+from capfront.debias import audit_result, many_draws
+from capfront.debias.audit import BIAS_FACTOR, AuditResult, quote
+
+
+@pytest.fixture(scope="module")
+def shortcut():
+    r = np.random.default_rng(1)
+    p = r.beta(2, 2, (40, 4))
+    res = cf.EvalResults.from_counts(r.binomial(10_000, p), 10_000)
+    a = cf.audit(res)
+    pgm = cf.debiased_oracle(res, "pgm")
+    assert a.n_sims == 0 and a.recommended == "pgm"  # the shortcut, or no test
+    return res, a, pgm
+
+
+def _expected(pgm, level: float) -> tuple[float, float, float]:
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    half = z * pgm.se + BIAS_FACTOR * pgm.diagnostics["naive_bias_bound"]
+    return z, pgm.value - half, pgm.value + half
+
+
+@pytest.mark.parametrize("level", [0.9, 0.99])
+def test_quote_at_another_level(shortcut, level):
+    res, a, pgm = shortcut
+    q = quote(a, level=level)
+    z, lo, hi = _expected(pgm, level)
+    assert q["value"] == q["raw"] == pgm.value and q["level"] == level
+    assert q["ci"] == pytest.approx((lo, hi), abs=1e-12)
+    assert q["shortcut"] is True
+    bound = pgm.diagnostics["naive_bias_bound"]
+    how = q["how"]
+    assert how.startswith(pgm.diagnostics["note"])  # the reason, first
+    assert f"({z:.2f} x its standard error, {100 * pgm.se:.2f} points" in how
+    assert f"plus twice that bound, {100 * bound:.2f} points)" in how
+    assert "simulated world" not in how
+    # debiased_oracle at that level gives the same interval and words
+    d = cf.debiased_oracle(res, "pgm", audit=a, ci=level)
+    assert (d.value, d.ci, d.level) == (q["value"], q["ci"], level)
+    assert d.ci_method == how
+    # naive is the same estimate: the same quote
+    n = cf.debiased_oracle(res, "naive", audit=a, ci=level)
+    assert (n.value, n.ci, n.ci_method) == (d.value, d.ci, how)
+
+
+def test_quote_at_the_audit_level_is_the_audit_quote(shortcut):
+    res, a, pgm = shortcut
+    assert quote(a) == a.quoted
+    z, lo, hi = _expected(pgm, 0.95)
+    assert a.ci == pytest.approx((lo, hi), abs=1e-12)
+    bound = pgm.diagnostics["naive_bias_bound"]
+    assert a.quoted["how"] == (
+        f"{pgm.diagnostics['note']}; the interval is the naive oracle +- (1.96 x "
+        f"its standard error, {100 * pgm.se:.2f} points, plus twice that bound, "
+        f"{100 * bound:.2f} points)"
+    )
+    assert a.note == "no worlds simulated: " + pgm.diagnostics["note"]
+    d = cf.debiased_oracle(res, "pgm", audit=a)
+    assert (d.value, d.ci, d.ci_method) == (a.value, a.ci, a.quoted["how"])
+
+
+def test_population_interval_says_no_worlds(shortcut):
+    res, a, pgm = shortcut
+    d = cf.debiased_oracle(res, "pgm", audit=a, ci_target="population")
+    rmse = float(np.hypot(pgm.se, pgm.diagnostics["naive_bias_bound"]))
+    half = 1.959963984540054 * rmse
+    assert d.ci == pytest.approx((d.value - half, d.value + half), abs=1e-12)
+    assert "no worlds simulated" in d.ci_method
+    assert "simulated worlds that reproduced" not in d.ci_method
+
+
+def test_the_result_module_is_one_class_everywhere():
+    """``AuditResult``, ``BIAS_FACTOR`` and ``quote`` live in
+    ``debias.audit_result``; the old import paths name the same objects."""
+    import capfront.debias as debias
+
+    assert cf.AuditResult is debias.AuditResult is AuditResult
+    assert AuditResult is audit_result.AuditResult is many_draws.AuditResult
+    assert quote is audit_result.quote and BIAS_FACTOR == audit_result.BIAS_FACTOR
