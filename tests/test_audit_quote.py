@@ -87,3 +87,15 @@ def test_the_result_module_is_one_class_everywhere():
     assert cf.AuditResult is debias.AuditResult is AuditResult
     assert AuditResult is audit_result.AuditResult is many_draws.AuditResult
     assert quote is audit_result.quote and BIAS_FACTOR == audit_result.BIAS_FACTOR
+
+
+def test_untrusted_bracket_text_names_z() -> None:
+    # the bracket's explanation says how it is widened: z x SE at the level
+    res = cf.simulate(300, 3, 5, seed=2)
+    a = cf.audit(res, n_sims=4, seed=0)
+    a.trusted = False
+    for lev, z in ((0.9, "1.64"), (0.95, "1.96")):
+        q = quote(a, lev)
+        assert f"{z} x its sampling SE" in q["how"]
+        lo, hi = q["ci"]
+        assert lo <= min(a.bracket) and hi >= max(a.bracket)

@@ -206,7 +206,7 @@ def quote(a: AuditResult, level: float | None = None) -> dict:
             f"none of the audit's simulated worlds reproduced the data's checks, so "
             f"no measured error can be trusted: the interval runs from the cross-fit "
             f"estimate (biased low) to the naive plug-in estimate (biased high), "
-            f"each widened by {lev:.0%} of its sampling error"
+            f"each widened by {z:.2f} x its sampling SE (a {lev:.0%} margin)"
         )
         return {
             "value": raw,
