@@ -49,5 +49,4 @@ def test_citations_exist(path):
     text = path.read_text(encoding="utf-8")
     missing = set(CITE.findall(text)) - _sections()
     assert not missing, f"{path.name} cites design §{sorted(missing)}, not in design.md"
-    if path.name != "report_text.py":
-        assert not OLD.search(text), f"{path.name}: {OLD.search(text).group(0)!r}"
+    assert not OLD.search(text), f"{path.name}: {OLD.search(text).group(0)!r}"
