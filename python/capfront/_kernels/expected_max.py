@@ -16,7 +16,10 @@ Kernels (the caller validates; arrays are C-contiguous native float64 / int64):
 The NumPy references use SciPy's binomial and hypergeometric CDFs (imported on
 first use: SciPy's stats module takes over a second to import). The Numba port
 and the C++ kernel compute the CDFs by ratio recursion (exact to ``O(G eps)``);
-they agree with each other bit for bit and with the references to 1e-12.
+they agree with the references to 1e-12 and with each other to rounding: bit for
+bit up to ``G = 1000`` draws; above it the C++ binomial CDF keeps running sums
+and the Numba one does not, a difference of at most about 1e-15 (measured
+6.7e-16 at G up to 65,536).
 """
 
 from __future__ import annotations
