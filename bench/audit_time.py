@@ -1,0 +1,38 @@
+"""Wall and CPU time of ``capfront.audit`` (defaults) at the issue's size,
+N = 10,000 prompts, L = 20 models, G = 10 draws, on battery worlds
+(docs/scripts/worlds.py) named on the command line; one warm-up call first.
+
+    PYTHONPATH=python python bench/audit_time.py topics pgm_own
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "docs" / "scripts"))
+
+from worlds import world  # noqa: E402
+
+import capfront as cf  # noqa: E402
+
+
+def main(names: list[str]) -> None:
+    for name in names:
+        w = world(name)(10_000, 20, 10, 1, pop=2000)
+        cf.audit(w.results, seed=1)  # warm-up: JIT caches, thread pools
+        t0, c0 = time.perf_counter(), time.process_time()
+        a = cf.audit(w.results, seed=1)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+        print(
+            f"{name}: K = {a.latent_classes}, family {a.family}, "
+            f"wall {wall:.1f} s, CPU {cpu:.1f} s, load {os.getloadavg()[0]:.2f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["topics", "pgm_own"])
