@@ -62,25 +62,6 @@ py::dict hull_segments_dense(const carray<double>& cost, const carray<double>& q
     return run_merge(N, M, capfront::DenseFill{cost.data(), quality.data(), M});
 }
 
-py::dict hull_segments_posthoc(const carray<std::int64_t>& successes,
-                               const carray<std::int64_t>& n_draws,
-                               const carray<double>& cell_cost, std::int64_t max_k) {
-    require(successes.ndim() == 2, "successes must be shaped (N, L)");
-    auto same = [&](const py::array& a) {
-        return a.ndim() == 2 && a.shape(0) == successes.shape(0) &&
-               a.shape(1) == successes.shape(1);
-    };
-    require(same(n_draws), "n_draws must have the shape of successes");
-    require(same(cell_cost), "cell_cost must have the shape of successes");
-    require(max_k >= 1, "max_k must be >= 1");
-    const auto N = static_cast<std::size_t>(successes.shape(0));
-    const auto L = static_cast<std::size_t>(successes.shape(1));
-    const auto K = static_cast<std::size_t>(max_k);
-    require(L * K <= (std::size_t{1} << 22), "too many options per prompt (L * max_k > 2^22)");
-    return run_merge(N, L * K,
-                     capfront::PosthocFill{successes.data(), n_draws.data(), cell_cost.data(), L, K});
-}
-
 // A 2-D view of any strides (0 broadcasts), in elements.
 template <class T>
 capfront::Strided2D<T> view2d(const py::array& a, const char* name) {
@@ -94,6 +75,53 @@ capfront::Strided2D<T> view2d(const py::array& a, const char* name) {
 template <class T>
 bool is_dtype(const py::array& a) {
     return py::isinstance<py::array_t<T>>(a);
+}
+
+template <class TS, class TG>
+py::dict posthoc_typed(const py::array& successes, const py::array& n_draws,
+                       const py::array& cell_cost, bool divide_cost, std::size_t K) {
+    const auto N = static_cast<std::size_t>(successes.shape(0));
+    const auto L = static_cast<std::size_t>(successes.shape(1));
+    require(L * K <= (std::size_t{1} << 22), "too many options per prompt (L * max_k > 2^22)");
+    capfront::PosthocFill<TS, TG> fill{view2d<TS>(successes, "successes"),
+                                       view2d<TG>(n_draws, "n_draws"),
+                                       view2d<double>(cell_cost, "cell_cost"),
+                                       divide_cost,
+                                       L,
+                                       K};
+    return run_merge(N, L * K, fill);
+}
+
+// The counts' dtypes read in place: int64/int32, and the compact uint8/uint16.
+template <class F>
+py::dict with_count_dtype(const py::array& a, const char* name, const F& f) {
+    if (is_dtype<std::int64_t>(a)) return f(std::int64_t{});
+    if (is_dtype<std::int32_t>(a)) return f(std::int32_t{});
+    if (is_dtype<std::uint8_t>(a)) return f(std::uint8_t{});
+    if (is_dtype<std::uint16_t>(a)) return f(std::uint16_t{});
+    throw std::invalid_argument(std::string(name) + " must be int64, int32, uint16 or uint8");
+}
+
+// Posthoc options of binary counts (any strides; see PosthocFill).
+py::dict hull_segments_posthoc(const py::array& successes, const py::array& n_draws,
+                               const py::array& cell_cost, std::int64_t max_k,
+                               bool divide_cost) {
+    require(successes.ndim() == 2, "successes must be shaped (N, L)");
+    auto same = [&](const py::array& a) {
+        return a.ndim() == 2 && a.shape(0) == successes.shape(0) &&
+               a.shape(1) == successes.shape(1);
+    };
+    require(same(n_draws), "n_draws must have the shape of successes (broadcast views are fine)");
+    require(same(cell_cost), "cell_cost must have the shape of successes (broadcast views are fine)");
+    require(is_dtype<double>(cell_cost), "cell_cost must be float64");
+    require(max_k >= 1, "max_k must be >= 1");
+    const auto K = static_cast<std::size_t>(max_k);
+    return with_count_dtype(successes, "successes", [&](auto s) {
+        return with_count_dtype(n_draws, "n_draws", [&](auto g) {
+            return posthoc_typed<decltype(s), decltype(g)>(successes, n_draws, cell_cost,
+                                                           divide_cost, K);
+        });
+    });
 }
 
 template <class TQ, class TG>
@@ -185,7 +213,10 @@ void register_frontier(py::module_& m) {
           "Per-prompt upper hulls of (N, M) options merged by slope (GIL released).");
     m.def("hull_segments_posthoc", &hull_segments_posthoc, py::arg("successes"),
           py::arg("n_draws"), py::arg("cell_cost"), py::arg("max_k"),
-          "Hull segments of the binary best-of-k options, built on the fly.");
+          py::arg("divide_cost") = false,
+          "Hull segments of the binary best-of-k options, built on the fly from (N, L) "
+          "counts of any strides and integer dtype (read in place); the cost of one "
+          "generation is cell_cost, or cell_cost / n_draws with divide_cost.");
     m.def("hull_segments_cells", &hull_segments_cells, py::arg("quality"), py::arg("n_draws"),
           py::arg("cost"), py::arg("divide_quality"), py::arg("divide_cost"),
           "Hull segments of the prehoc options built from (N, L) per-cell arrays of any "

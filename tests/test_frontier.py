@@ -555,6 +555,97 @@ def test_prehoc_reads_compact_counts_in_place(G):
         np.testing.assert_array_equal(d[f], getattr(ref, f))
 
 
+@pytest.mark.parametrize("G", [20, 300])
+@pytest.mark.parametrize("cost_kind", ["sums", "unit", "model", "cells"])
+def test_posthoc_reads_compact_counts_in_place(G, cost_kind, monkeypatch):
+    """The posthoc frontier hands the kernel the counts, draw numbers and cost
+    sums as stored (uint8/uint16 counts, a broadcast n_draws where every cell has
+    G draws): segments bit-identical to the dense best-of-k options in every
+    backend, for every kind of cost."""
+    rng = np.random.default_rng(6)
+    N, L, K = 300, 5, 4
+    n_draws = np.full((N, L), G)
+    if cost_kind == "sums":  # some cells not run: n_draws stored per cell
+        n_draws = np.where(rng.random((N, L)) < 0.1, 0, G)
+        n_draws[:, 0] = G
+    S = np.minimum(rng.integers(0, G + 1, size=(N, L)), n_draws)
+    S[rng.random((N, L)) < 0.2] = 0
+    cell = rng.choice([0.5, 1.0, 2.0], size=(N, L))
+    r = capfront.EvalResults.from_counts(S, n_draws, cost=cell)
+    assert r.stats.successes.dtype == (np.uint8 if G < 256 else np.uint16)
+    cost = {
+        "sums": None,
+        "unit": "unit",
+        "model": np.linspace(0.5, 2.0, L),
+        "cells": cell,
+    }[cost_kind]
+    c, q, _, _ = frontier_options(r, posthoc=True, max_k=K, cost=cost)
+    ref = hull_segments(c, q, backend="numpy")
+    seen = []
+    module = importlib.import_module("capfront.frontier")
+    real = module.dispatch
+
+    def spy(name, backend):
+        run = real(name, backend)
+        if name != "hull_segments_posthoc":
+            return run
+        return lambda *args: seen.append(args) or run(*args)
+
+    monkeypatch.setattr(module, "dispatch", spy)
+    vertices = []
+    for b in BACKENDS:
+        got = frontier(r, posthoc=True, max_k=K, cost=cost, backend=b)
+        _assert_same_segments(got.segments, ref)
+        vertices.append(got.vertices)
+    for v in vertices[1:]:
+        np.testing.assert_array_equal(v, vertices[0])
+    for args in seen:  # the stored arrays themselves, not widened copies
+        assert args[0] is r.stats.successes
+        assert args[1] is r.stats.n_draws
+        if cost_kind == "sums":
+            assert args[2] is r.stats.cost_sum and args[4] is True
+    assert r._wide == {}
+
+
+def test_posthoc_kernel_strided_compact_inputs_and_errors():
+    """The C++ posthoc kernel on uint8/uint16/int32 counts of any strides equals
+    the kernel on contiguous int64 copies (cost given, or sums divided by n_draws);
+    other dtypes are refused by name."""
+    if "cpp" not in BACKENDS:
+        pytest.skip("no C++ extension")
+    core = capfront._backend.core()
+    rng = np.random.default_rng(8)
+    N, L, K = 400, 6, 5
+    wide = rng.integers(0, 9, size=(N, 2 * L))
+    G = np.broadcast_to(np.uint8(8), (N, L))  # strides (0, 0)
+    cost = np.broadcast_to(np.linspace(0.5, 3.0, L), (N, L))  # strides (0, 8)
+    S64 = np.ascontiguousarray(wide[:, ::2])
+    G64 = np.full((N, L), 8, dtype=np.int64)
+    ref = core.hull_segments_posthoc(S64, G64, np.ascontiguousarray(cost), K)
+    sums = np.ascontiguousarray(cost) * 8
+    for dt in (np.uint8, np.uint16, np.int32, np.int64):
+        S = wide.astype(dt)[:, ::2]  # a column slice: non-contiguous rows
+        for d in (
+            core.hull_segments_posthoc(S, G, cost, K),
+            core.hull_segments_posthoc(S, G.astype(np.uint16), sums, K, True),
+        ):
+            for f in SEG_FIELDS:
+                np.testing.assert_array_equal(d[f], ref[f], err_msg=f"{dt} {f}")
+        for b in ("numpy", "numba"):
+            if b in BACKENDS:
+                got = capfront._kernels.dispatch("hull_segments_posthoc", b)(
+                    S, G, sums, K, True
+                )
+                for f in SEG_FIELDS:
+                    np.testing.assert_array_equal(got[f], ref[f], err_msg=f"{b} {f}")
+    with pytest.raises(ValueError, match="successes must be int64, int32"):
+        core.hull_segments_posthoc(S64.astype(np.int8), G64, cost, K)
+    with pytest.raises(ValueError, match="n_draws must be int64, int32"):
+        core.hull_segments_posthoc(S64, G64.astype(np.float64), cost, K)
+    with pytest.raises(ValueError, match="cell_cost must be float64"):
+        core.hull_segments_posthoc(S64, G64, cost.astype(np.float32), K)
+
+
 def test_large_prehoc_threads_and_cost_orders():
     """Enough segments for the parallel radix sort (16 blocks); prompts that share
     their models' cost order (the cached-order path) and prompts that do not (the

@@ -132,3 +132,119 @@ def test_whole_prompts_recuts_chunks_at_prompt_boundaries():
     pd.testing.assert_frame_equal(
         pd.concat(out, ignore_index=True), frame.reset_index(drop=True)
     )
+
+
+def _write_groups(path, frames):
+    """One Parquet row group per frame (each with its own string dictionary)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables = [
+        pa.Table.from_pandas(f, preserve_index=False).replace_schema_metadata(None)
+        for f in frames
+    ]
+    with pq.ParquetWriter(path, tables[0].schema) as writer:
+        for t in tables:
+            writer.write_table(t)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 24, 25, 60, 1000])
+def test_streamed_parquet_row_groups_of_any_layout(tmp_path, monkeypatch, chunk):
+    """Row groups of uneven sizes, with their own model dictionaries (in another
+    order), one with the rows of each prompt shuffled (those pieces take the
+    pandas path, the others not), and an extra column of a type the reader
+    cannot use (not read): equal to the in-memory read."""
+    rng = np.random.default_rng(5)
+    frame = long_table(rng, 30, 3, 4, cost=True)
+    frame["notes"] = [[1, 2]] * len(frame)  # a list column
+    cuts = [0, 17, 40, 41, 200, 300, len(frame)]
+    parts = [frame.iloc[a:b].copy() for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    for i, part in enumerate(parts):  # dictionaries in two orders
+        order = ["m2", "m1", "m0"] if i in (2, 3) else ["m0", "m1", "m2"]
+        part["model"] = pd.Categorical(part["model"], categories=order)
+    # and the rows of each prompt in a random order
+    parts[4] = (
+        parts[4]
+        .sample(frac=1.0, random_state=1)
+        .sort_values("prompt_id", kind="stable")
+    )
+    path = tmp_path / "groups.parquet"
+    _write_groups(path, parts)
+    general = []
+    real = io.stats_from_frame
+    monkeypatch.setattr(
+        io, "stats_from_frame", lambda f, **k: general.append(len(f)) or real(f, **k)
+    )
+    streamed = cf.read(path, chunk_rows=chunk, cost="cost")
+    whole = cf.from_frame(frame.drop(columns="notes"), cost="cost")
+    same_stats(streamed, whole)
+    assert streamed.successes.dtype == np.int32
+    # pandas saw the shuffled group's rows (and its two edge prompts), no more
+    assert 100 <= sum(general) <= 100 + 2 * 12
+
+
+def test_sorted_parquet_takes_no_pandas_path(tmp_path, monkeypatch):
+    frame = long_table(np.random.default_rng(6), 40, 3, 5)
+    path = tmp_path / "t.parquet"
+    _write_groups(path, [frame.iloc[a : a + 37] for a in range(0, len(frame), 37)])
+    whole = cf.from_frame(frame)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a sorted table went through pandas")
+
+    monkeypatch.setattr(io, "stats_from_frame", refuse)
+    for chunk in (1, 15, 37, 100, 10_000):
+        same_stats(cf.read(path, chunk_rows=chunk), whole)
+
+
+def test_whole_prompt_batches_recut_without_copies():
+    import pyarrow as pa
+
+    frame = long_table(np.random.default_rng(4), 30, 2, 3)
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    batches = table.to_batches(max_chunksize=7)
+    out = list(io._whole_prompt_batches(iter(batches), "prompt_id"))
+    seen: set[int] = set()
+    for piece in out:
+        ids = set(pa.Table.from_batches(piece)["prompt_id"].to_pylist())
+        assert not ids & seen  # no prompt in two pieces
+        seen |= ids
+    rebuilt = pa.Table.from_batches([b for piece in out for b in piece])
+    assert rebuilt.equals(table)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_iter_parquet_threads_keep_the_file_order(tmp_path, threads):
+    frame = long_table(np.random.default_rng(7), 25, 2, 2)
+    path = tmp_path / "t.parquet"
+    _write_groups(path, [frame.iloc[a : a + 9] for a in range(0, len(frame), 9)])
+    batches = list(io.iter_parquet(path, 20, threads=threads, columns=["score"]))
+    assert all(b.num_rows <= 20 for b in batches)
+    got = np.concatenate([b.column("score").to_numpy() for b in batches])
+    np.testing.assert_array_equal(got, frame["score"].to_numpy())
+    assert batches[0].schema.names == ["score"]
+    stream = io.iter_parquet(path, 9, threads=threads)
+    next(stream)
+    stream.close()  # stopping early leaves no worker behind
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dtype=st.sampled_from(["i1", "u1", "i2", "i4", "u4", "i8"]),
+    n=st.integers(1, 6),
+    k=st.integers(1, 24),
+    seed=st.integers(0, 2**31),
+)
+def test_wide_word_row_checks_equal_numpy(dtype, n, k, seed):
+    from capfront.frames import _rows_constant, _rows_equal
+
+    rng = np.random.default_rng(seed)
+    pattern = rng.integers(0, 3, k).astype(dtype)
+    rows = np.tile(pattern, (n, 1))
+    const = np.repeat(rng.integers(0, 3, (n, 1)).astype(dtype), k, axis=1)
+    if rng.random() < 0.7:  # one changed value somewhere (or none)
+        i, j = rng.integers(n), rng.integers(k)
+        rows[i, j] = rows[i, j] + rng.integers(0, 2)
+        const[i, j] = const[i, j] + rng.integers(0, 2)
+    assert _rows_equal(rows, pattern) == bool((rows == pattern).all())
+    assert _rows_constant(const) == bool((const == const[:, :1]).all())

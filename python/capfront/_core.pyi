@@ -200,10 +200,11 @@ def hull_segments_dense(
     option_cost: npt.NDArray[np.float64], option_quality: npt.NDArray[np.float64]
 ) -> dict[str, npt.NDArray[Any]]: ...
 def hull_segments_posthoc(
-    successes: npt.NDArray[np.int64],
-    n_draws: npt.NDArray[np.int64],
+    successes: npt.NDArray[Any],
+    n_draws: npt.NDArray[Any],
     cell_cost: npt.NDArray[np.float64],
     max_k: int,
+    divide_cost: bool = False,
 ) -> dict[str, npt.NDArray[Any]]: ...
 def hull_segments_cells(
     quality: npt.NDArray[Any],

@@ -10,6 +10,7 @@ it without an import cycle.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -231,21 +232,25 @@ _FRAME_DEFAULTS: dict[str, Any] = {
 }
 
 
+def _frame_columns(columns: dict[str, Any]) -> dict[str, Any]:
+    """The column names of each role: ``columns`` over :data:`_FRAME_DEFAULTS`."""
+    unknown = set(columns) - set(_FRAME_DEFAULTS)
+    if unknown:
+        raise ValueError(f"unknown column argument(s) {sorted(unknown)}")
+    return {**_FRAME_DEFAULTS, **columns}
+
+
 def stats_from_frame(
     frame: Any, *, backend: str | None = None, **columns: Any
 ) -> tuple[SufficientStats, dict[str, np.ndarray | None]]:
     """Sufficient statistics of one chunk of a long table, with prompt and model
     labels (to combine with :meth:`SufficientStats.concat`) and the per-prompt
     ``benchmark``/``topic`` labels aligned with ``stats.prompts``."""
-    unknown = set(columns) - set(_FRAME_DEFAULTS)
-    if unknown:
-        raise ValueError(f"unknown column argument(s) {sorted(unknown)}")
-    cols = {**_FRAME_DEFAULTS, **columns}
+    cols = _frame_columns(columns)
     df = _to_pandas(frame)
     fast = _ordered_block_stats(df, backend=backend, **cols)
     if fast is not None:
-        gens = df[cols["generation"]].to_numpy()[: fast.n_draws[0, 0]].copy()
-        return _at_rest(fast), {"benchmark": None, "topic": None, "generations": gens}
+        return _fast_chunk(fast, df[cols["generation"]].to_numpy())
     dense = _dense_from_frame(df, **cols)
     cost, latency = dense["cost"], dense["latency"]
     stats = sufficient_stats(
@@ -260,6 +265,92 @@ def stats_from_frame(
     raise_flags(stats.flags)
     extra = {k: dense[k] for k in ("benchmark", "topic", "generations")}
     return _at_rest(stats), extra
+
+
+def _fast_chunk(
+    stats: SufficientStats, generation: np.ndarray
+) -> tuple[SufficientStats, dict[str, np.ndarray | None]]:
+    """What :func:`stats_from_frame` returns for a chunk the ordered-block path
+    read: the generation labels are the first ``G`` values of the column (copied:
+    a view would keep the whole chunk alive)."""
+    gens = generation[: stats.n_draws[0, 0]].copy()
+    return _at_rest(stats), {"benchmark": None, "topic": None, "generations": gens}
+
+
+def arrow_block_stats(
+    batches: list[Any], *, backend: str | None = None, **columns: Any
+) -> tuple[SufficientStats, dict[str, np.ndarray | None]] | None:
+    """:func:`stats_from_frame` of the rows of pyarrow ``RecordBatch`` es (one
+    piece of a table, in order) in the ordered-block layout (see
+    :func:`_ordered_block_arrays`), read from the Arrow buffers with no pandas
+    conversion: one batch's numeric columns as zero-copy NumPy views and a
+    dictionary column's integer codes as they are (several batches: their
+    columns concatenated, the model labels decoded). ``None`` when the rows are
+    not in that layout, or a column has nulls or a type the fast path does not
+    take (then convert them to pandas and call :func:`stats_from_frame`)."""
+    import pyarrow as pa
+
+    cols = _frame_columns(columns)
+    if cols["benchmark"] is not None or cols["topic"] is not None:
+        return None
+    if not batches or cols["generation"] is None:
+        return None
+    names = set(batches[0].schema.names)
+    numeric = [cols[r] for r in ("prompt", "generation", "score", "cost", "latency")]
+    numeric = [c for c in numeric if c is not None]
+    if cols["model"] not in names or any(c not in names for c in numeric):
+        return None
+
+    def plain(arr: Any) -> bool:
+        t = arr.type
+        return not arr.null_count and (
+            pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_boolean(t)
+        )
+
+    def labels(arr: Any) -> np.ndarray:
+        if pa.types.is_dictionary(arr.type):
+            return arr.dictionary.to_numpy(zero_copy_only=False)[arr.indices]
+        return arr.to_numpy(zero_copy_only=False)
+
+    arrays: dict[str, np.ndarray] = {}
+    for c in numeric:
+        parts = [b.column(c) for b in batches]
+        if not all(plain(a) for a in parts):
+            return None
+        values = [a.to_numpy(zero_copy_only=False) for a in parts]
+        arrays[c] = values[0] if len(values) == 1 else np.concatenate(values)
+    models = [b.column(cols["model"]) for b in batches]
+    if any(m.null_count for m in models):
+        return None
+    m = models[0]
+    dictionary = pa.types.is_dictionary(m.type)
+    if len(models) == 1 and dictionary and not m.dictionary.null_count:
+
+        def model_codes() -> tuple[np.ndarray, np.ndarray]:
+            return (
+                m.indices.to_numpy(zero_copy_only=False),
+                m.dictionary.to_numpy(zero_copy_only=False),
+            )
+    else:
+
+        def model_codes() -> tuple[np.ndarray, np.ndarray]:
+            values = np.concatenate([labels(m) for m in models])
+            codes, uniques = pd.factorize(values, sort=False)
+            return codes, np.asarray(uniques)
+
+    fast = _ordered_block_arrays(
+        arrays,
+        model_codes,
+        prompt=cols["prompt"],
+        score=cols["score"],
+        generation=cols["generation"],
+        cost=cols["cost"],
+        latency=cols["latency"],
+        backend=backend,
+    )
+    if fast is None:
+        return None
+    return _fast_chunk(fast, arrays[cols["generation"]])
 
 
 def _first_run(values: np.ndarray) -> int:
@@ -284,6 +375,53 @@ def _codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     return codes, np.asarray(labels)
 
 
+def _n_unique(values: np.ndarray) -> int:
+    """Number of distinct values (a sort: cheaper than a hash table on the short
+    arrays of one block)."""
+    return int(np.unique(values).size)
+
+
+def _as_words(rows: np.ndarray) -> tuple[np.ndarray, int]:
+    """The 2-D integer array ``rows`` viewed as the widest unsigned words (up to 8
+    bytes) that tile its rows, and how many of its values make one word."""
+    item = rows.itemsize
+    if rows.flags.c_contiguous and rows.size:
+        row_bytes = rows.shape[1] * item
+        for width in (8, 4, 2):
+            if width > item and width % item == 0 and row_bytes % width == 0:
+                return rows.view(np.dtype(f"u{width}")), width // item
+    return rows, 1
+
+
+def _rows_equal(rows: np.ndarray, pattern: np.ndarray) -> bool:
+    """Every row of the 2-D integer array ``rows`` equals the 1-D ``pattern``:
+    ``(rows == pattern).all()``, compared as wide words (the arrays of a chunk
+    are millions of 1-4 byte values: a fraction of the element operations)."""
+    words, _ = _as_words(rows)
+    pattern = np.ascontiguousarray(pattern, dtype=rows.dtype)
+    return bool((words == pattern.view(words.dtype)).all())
+
+
+def _rows_constant(rows: np.ndarray) -> bool:
+    """Every row of the 2-D integer array ``rows`` holds one value:
+    ``(rows == rows[:, :1]).all()``, compared as wide words."""
+    words, per_word = _as_words(rows)
+    first = np.repeat(rows[:, :1], per_word, axis=1).view(words.dtype)
+    return bool((words == first).all())
+
+
+class _Columns(dict):
+    """A DataFrame's columns as NumPy arrays, each converted on first use."""
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        super().__init__()
+        self.df = df
+
+    def __missing__(self, key: str) -> np.ndarray:
+        value = self[key] = self.df[key].to_numpy()
+        return value
+
+
 def _ordered_block_stats(
     df: pd.DataFrame,
     *,
@@ -297,59 +435,87 @@ def _ordered_block_stats(
     topic: str | None,
     backend: str | None = None,
 ) -> SufficientStats | None:
-    """Fast path for the common layout: rows sorted by prompt, every prompt with
-    the same ``L x G`` block of (model, generation) rows in the same order. Then
-    the columns reshape to ``(n, L, G)`` without sorting or scattering, and the
-    checks below (all O(rows), vectorised) prove there is no duplicate row.
-    Returns ``None`` (use the general path) for any other layout."""
-    R = len(df)
+    """:func:`_ordered_block_arrays` on the columns of a pandas DataFrame (the model
+    column's codes taken from a categorical without a hash pass)."""
     if (
-        R == 0
-        or benchmark is not None
+        benchmark is not None
         or topic is not None
         or generation is None
         or any(c not in df.columns for c in (prompt, model, score, generation))
         or any(c is not None and c not in df.columns for c in (cost, latency))
     ):
         return None
-    p = df[prompt].to_numpy()
-    if p.dtype.kind not in "iu":
+    return _ordered_block_arrays(
+        _Columns(df),
+        lambda: _codes(df[model]),
+        prompt=prompt,
+        score=score,
+        generation=generation,
+        cost=cost,
+        latency=latency,
+        backend=backend,
+    )
+
+
+def _ordered_block_arrays(
+    columns: Mapping[str, np.ndarray],
+    model_codes: Callable[[], tuple[np.ndarray, np.ndarray]],
+    *,
+    prompt: str,
+    score: str,
+    generation: str,
+    cost: str | None,
+    latency: str | None,
+    backend: str | None = None,
+) -> SufficientStats | None:
+    """Fast path for the common layout: rows sorted by prompt, every prompt with
+    the same ``L x G`` block of (model, generation) rows in the same order. Then
+    the columns reshape to ``(n, L, G)`` without sorting or scattering, and the
+    checks below (all O(rows), vectorised) prove there is no duplicate row.
+    Returns ``None`` (use the general path) for any other layout.
+
+    ``columns`` maps the prompt, generation, score (and cost/latency, when named)
+    column names to 1-D arrays of one length; ``model_codes()`` returns the model
+    column's integer codes and labels (called only once the prompts pass)."""
+    p = columns[prompt]
+    R = len(p)
+    if R == 0 or p.dtype.kind not in "iu":
         return None
     k = _first_run(p)
     if R % k:
         return None
     n = R // k
     p2 = p.reshape(n, k)
-    if not (p2 == p2[:, :1]).all():
+    if not _rows_constant(p2):
         return None
     prompts = p2[:, 0].copy()  # a view would keep the whole chunk alive
-    if len(pd.unique(prompts)) != n:  # a prompt in two separate runs
+    if _n_unique(prompts) != n:  # a prompt in two separate runs
         return None
-    m_codes, m_labels = _codes(df[model])
+    m_codes, m_labels = model_codes()
     m_block = m_codes[:k]
-    L = len(pd.unique(m_block))
+    L = _n_unique(m_block)
     if L == 0 or k % L or (m_block < 0).any():
         return None
     G = k // L
     mb = m_block.reshape(L, G)
-    if not (mb == mb[:, :1]).all() or len(pd.unique(mb[:, 0])) != L:
+    if not (mb == mb[:, :1]).all() or _n_unique(mb[:, 0]) != L:
         return None
-    if not (m_codes.reshape(n, k) == m_block).all():
+    if not _rows_equal(m_codes.reshape(n, k), m_block):
         return None
-    g = df[generation].to_numpy()
+    g = columns[generation]
     if g.dtype.kind not in "iu":
         return None
     gb = g[:G]
-    if len(pd.unique(gb)) != G or not (g.reshape(n, L, G) == gb).all():
+    if _n_unique(gb) != G or not _rows_equal(g.reshape(n, k), np.tile(gb, L)):
         return None
-    x = df[score].to_numpy()
+    x = columns[score]
     if x.dtype.kind not in "biuf":
         return None
 
     def cube(col: str | None) -> np.ndarray | None:
         if col is None:
             return None
-        v = df[col].to_numpy()
+        v = columns[col]
         return v.reshape(n, L, G) if v.dtype.kind in "iuf" else None
 
     c3, t3 = cube(cost), cube(latency)

@@ -427,6 +427,15 @@ def _int_successes(results: EvalResults) -> np.ndarray:
     return np.rint(S).astype(np.int64)
 
 
+def _count_array(results: EvalResults) -> np.ndarray:
+    """Binary success counts in a dtype the kernels read in place: as stored
+    (int64/int32/uint16/uint8), other integers as int64, floats rounded."""
+    S = np.asarray(results.stats.successes)
+    if S.dtype in _COUNT_DTYPES:
+        return S
+    return _int_successes(results)
+
+
 def frontier_options(
     results: EvalResults,
     *,
@@ -520,10 +529,14 @@ def frontier_segments(
             results, posthoc=posthoc, max_k=max_k, quality=quality, cost=cost
         )
         return hull_segments(c, q, backend=name), om, ok
-    cbar = np.ascontiguousarray(_cell_cost(results, cost))
-    S = np.ascontiguousarray(_int_successes(results))
-    G = np.ascontiguousarray(results.stats.n_draws.astype(np.int64))
-    d = dispatch("hull_segments_posthoc", name)(S, G, cbar, K)
+    # the counts and cost sums as stored (compact uint8 counts, a broadcast
+    # n_draws, per-model costs): the C++ kernel reads any strides and widens each
+    # value as it reads it, so no (N, L) int64 or float64 copy is made
+    cnum, divide_cost = _cost_source(results, cost)
+    S = _count_array(results)
+    G = _kernel_dtype(results.stats.n_draws, np.int64)
+    cnum = np.asarray(cnum, dtype=np.float64)
+    d = dispatch("hull_segments_posthoc", name)(S, G, cnum, K, divide_cost)
     om = np.repeat(np.arange(L, dtype=np.int64), K)
     ok = np.tile(np.arange(1, K + 1, dtype=np.int64), L)
     return _check_segments(_segments_from_dict(d)), om, ok

@@ -23,9 +23,11 @@ from .frames import (  # noqa: F401  (re-exported: capfront.io.stats_from_frame,
     _FRAME_DEFAULTS,
     _dense_from_frame,
     _first_run,
+    _frame_columns,
     _is_frame,
     _ordered_block_stats,
     _to_pandas,
+    arrow_block_stats,
     stats_from_frame,
 )
 from .results import EvalResults
@@ -34,7 +36,10 @@ from .table_files import (  # noqa: F401  (re-exported for capfront.io.read_tabl
     ID_COLUMNS,
     MODEL_ALIASES,
     PROMPT_ALIASES,
+    _check_file,
+    _whole_prompt_batches,
     _whole_prompts,
+    iter_parquet,
     iter_table,
     read_table,
     sniff_delimiter,
@@ -110,6 +115,8 @@ def read(
         return _from_any_frame(_to_pandas(path), columns)
     if chunk_rows is not None:
         try:
+            if (format or Path(path).suffix.lstrip(".")).lower() in ("parquet", "pq"):
+                return results_from_chunks(_parquet_chunks(path, chunk_rows, columns))
             prompt = columns.get("prompt", _FRAME_DEFAULTS["prompt"])
             chunks = [
                 stats_from_frame(chunk, **columns)
@@ -126,6 +133,44 @@ def read(
         return _from_any_frame(df, columns)
     except ValueError as err:
         raise _in_file(path, err) from None
+
+
+#: the column roles of a long table
+_ROLES = tuple(_FRAME_DEFAULTS)
+
+
+def _parquet_chunks(
+    path: str | Path, chunk_rows: int, columns: dict[str, Any]
+) -> list[tuple[SufficientStats, dict[str, np.ndarray | None]]]:
+    """Per-chunk statistics of a streamed Parquet file, straight from the Arrow
+    record batches: only the named columns are read (all of them when one is
+    missing, so the error lists the table's columns), pieces are cut at prompt
+    boundaries without copies, and a piece in the ordered-block layout is reduced
+    from the Arrow buffers (no pandas conversion); any other piece goes through
+    pandas and :func:`stats_from_frame`. The next row groups are decoded by worker
+    threads meanwhile (:func:`iter_parquet`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    cols = _frame_columns(columns)
+    _check_file(Path(path))
+    names = set(pq.read_schema(path).names)
+    named = {r: cols[r] for r in _ROLES if cols[r] is not None}
+    # the default generation column is optional; a named one is not
+    complete = all(
+        c in names or (r == "generation" and "generation" not in columns)
+        for r, c in named.items()
+    )
+    wanted = [c for c in dict.fromkeys(named.values()) if c in names]
+    batches = iter_parquet(path, chunk_rows, columns=wanted if complete else None)
+    out = []
+    for piece in _whole_prompt_batches(batches, cols["prompt"]):
+        chunk = arrow_block_stats(piece, **columns)
+        if chunk is None:
+            frame = pa.Table.from_batches(piece).to_pandas()
+            chunk = stats_from_frame(frame, **columns)
+        out.append(chunk)
+    return out
 
 
 def _in_file(path: Any, err: ValueError) -> ValueError:

@@ -8,6 +8,7 @@ input adapters of :mod:`capfront.adapters`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -179,36 +180,82 @@ def iter_table(
         raise ValueError("chunk_rows must be >= 1")
     fmt = (format or path.suffix.lstrip(".")).lower()
     if fmt in ("parquet", "pq"):
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        schema = pq.read_schema(path)
-        strings = [
-            f.name
-            for f in schema
-            if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
-        ]
-        # string columns as dictionaries -> pandas categoricals: cheap to factorize
-        file = pq.ParquetFile(path, read_dictionary=strings)
-        # whole row groups, gathered up to about chunk_rows and sliced to at most
-        # chunk_rows (ParquetFile.iter_batches holds on to memory as it goes: about
-        # 330 kB per 2M-row batch with pyarrow 26: gigabytes over billions of rows)
-        meta = file.metadata
-        group: list[int] = []
-        rows = 0
-        for i in range(meta.num_row_groups):
-            group.append(i)
-            rows += meta.row_group(i).num_rows
-            if rows >= chunk_rows or i == meta.num_row_groups - 1:
-                table = file.read_row_groups(group)
-                for batch in table.to_batches(max_chunksize=chunk_rows):
-                    yield batch.to_pandas()
-                del table
-                group, rows = [], 0
+        for batch in iter_parquet(path, chunk_rows):
+            yield batch.to_pandas()
     elif fmt in _TEXT_FORMATS + _JSONL_FORMATS:
         yield from _read_text(path, fmt, id_columns, chunksize=chunk_rows)
     else:
         raise ValueError(f"{path}: chunked reading supports csv, parquet and jsonl")
+
+
+def iter_parquet(
+    path: str | Path,
+    chunk_rows: int,
+    *,
+    columns: list[str] | None = None,
+    threads: int | None = None,
+) -> Iterator[Any]:
+    """Stream a Parquet file as pyarrow ``RecordBatch`` es of at most ``chunk_rows``
+    rows, in file order: whole row groups gathered up to about ``chunk_rows`` rows,
+    string columns as dictionaries (cheap to factorize), only ``columns`` when
+    given.
+
+    ``threads`` worker threads (default: the cores, at most 4) decode the next
+    row groups while the caller works on the current one (pyarrow releases the
+    GIL while it decodes), so at most ``threads + 1`` gatherings are held at a
+    time. The file is read by row groups, not ``ParquetFile.iter_batches``, which
+    holds on to memory as it goes (about 330 kB per 2M-row batch with pyarrow 26:
+    gigabytes over billions of rows)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    _check_file(path)
+    if chunk_rows < 1:
+        raise ValueError("chunk_rows must be >= 1")
+    schema = pq.read_schema(path)
+    strings = [
+        f.name
+        for f in schema
+        if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+    ]
+    meta = pq.read_metadata(path)
+    groups: list[list[int]] = [[]]
+    rows = 0
+    for i in range(meta.num_row_groups):
+        groups[-1].append(i)
+        rows += meta.row_group(i).num_rows
+        if rows >= chunk_rows:
+            groups.append([])
+            rows = 0
+    groups = [g for g in groups if g]
+    local = threading.local()
+
+    def read(group: list[int]) -> Any:
+        # one ParquetFile per worker thread: no reader state shared across threads
+        file = getattr(local, "file", None)
+        if file is None:
+            file = local.file = pq.ParquetFile(path, read_dictionary=strings)
+        return file.read_row_groups(group, columns=columns, use_threads=False)
+
+    if threads is None:
+        threads = min(4, os.cpu_count() or 1)
+    threads = max(1, min(threads, len(groups)))
+    with ThreadPoolExecutor(threads, thread_name_prefix="capfront-parquet") as pool:
+        ahead = [pool.submit(read, g) for g in groups[:threads]]
+        try:
+            for i in range(len(groups)):
+                table = ahead.pop(0).result()
+                if i + threads < len(groups):
+                    ahead.append(pool.submit(read, groups[i + threads]))
+                yield from table.to_batches(max_chunksize=chunk_rows)
+                del table
+        finally:  # the caller stopped early (or failed): drop what is queued
+            for future in ahead:
+                future.cancel()
 
 
 def _whole_prompts(
@@ -233,4 +280,47 @@ def _whole_prompts(
         carry = chunk.iloc[start:]
         yield chunk.iloc[:start]
     if carry is not None and len(carry):
+        yield carry
+
+
+def _whole_prompt_batches(batches: Iterator[Any], prompt: str) -> Iterator[list[Any]]:
+    """:func:`_whole_prompts` for pyarrow record batches, without copying them:
+    yields lists of batches, each list one piece in which, in a table sorted by
+    prompt, no prompt is split from its other rows. A batch's rows up to its last
+    prompt are yielded alone (a zero-copy slice); the last prompt's rows wait
+    (``carry``) and join the rows of the same prompt at the head of the next
+    batch as a small piece of their own."""
+    import pyarrow as pa
+
+    carry: list[Any] = []
+
+    def runs(batch: Any) -> Any:
+        # runs of equal codes are runs of equal labels (within one batch)
+        col = batch.column(prompt)
+        col = col.indices if pa.types.is_dictionary(col.type) else col
+        return col.to_numpy(zero_copy_only=False)
+
+    for batch in batches:
+        if prompt not in batch.schema.names or batch.num_rows == 0:
+            if carry:
+                yield carry
+                carry = []
+            yield [batch]
+            continue
+        values = runs(batch)
+        if carry:
+            head = _first_run(values)
+            last = carry[-1].column(prompt)[-1].as_py()
+            if batch.column(prompt)[0].as_py() == last:
+                carry.append(batch.slice(0, head))
+                if head == batch.num_rows:  # the whole batch is that prompt
+                    continue
+                batch, values = batch.slice(head), values[head:]
+            yield carry
+            carry = []
+        start = len(values) - _first_run(values[::-1])
+        if start > 0:
+            yield [batch.slice(0, start)]
+        carry = [batch.slice(start)]
+    if carry:
         yield carry

@@ -503,24 +503,34 @@ struct CellFill {
 };
 
 // Posthoc options of binary data built on the fly (no (N, L*K) arrays): option
-// j = l*K + (k-1) is "best of k draws of model l" with cost k * cell_cost[n,l] and
+// j = l*K + (k-1) is "best of k draws of model l" with cost k * c[n,l] and
 // quality the unbiased pass@k = 1 - C(G-S, k) / C(G, k): S/G for k = 1, then
 // 1 - r_k with r_k = r_{k-1} * (G-S-k+1) / (G-k+1), r_1 = (G-S)/G (O(K) per cell).
-// Unavailable when k > G[n,l] (so cells with G = 0 have no option) or the cell cost
-// is not finite. Options past the first k with pass@k = 1 (k = G-S+1), and k > 1
-// when S = 0, are dominated by an option of the same model and are not generated.
+// The cost of one generation c[n,l] is cell_cost[n,l], or cell_cost[n,l] / G[n,l]
+// in double (divide_cost: cost sums, the same division as NumPy's). Unavailable
+// when k > G[n,l] (so cells with G = 0 have no option) or the cost is not finite.
+// Options past the first k with pass@k = 1 (k = G-S+1), and k > 1 when S = 0, are
+// dominated by an option of the same model and are not generated. The counts are
+// read as stored (compact uint8/uint16 included, any strides: a broadcast n_draws
+// costs no memory) and widened to int64 as they are read, so the options do not
+// depend on their dtype.
+template <class TS, class TG>
 struct PosthocFill {
-    const std::int64_t* successes;
-    const std::int64_t* n_draws;
-    const double* cell_cost;
+    Strided2D<TS> successes;
+    Strided2D<TG> n_draws;
+    Strided2D<double> cell_cost;
+    bool divide_cost;
     std::size_t L, K;
     std::size_t operator()(std::size_t n, double* c, double* q, std::int64_t* idx) const {
         const auto KK = static_cast<std::int64_t>(K);
         std::size_t m = 0;
         for (std::size_t l = 0; l < L; ++l) {
-            const std::int64_t S = successes[n * L + l], G = n_draws[n * L + l];
-            const double cc = cell_cost[n * L + l];
-            if (G <= 0 || !std::isfinite(cc)) continue;
+            const auto S = static_cast<std::int64_t>(successes(n, l));
+            const auto G = static_cast<std::int64_t>(n_draws(n, l));
+            if (G <= 0) continue;
+            const double cc = divide_cost ? cell_cost(n, l) / static_cast<double>(G)
+                                          : cell_cost(n, l);
+            if (!std::isfinite(cc)) continue;
             const std::int64_t k_last = S == 0 ? 1 : std::min({KK, G, G - S + 1});
             double r = 1.0;
             for (std::int64_t k = 1; k <= k_last; ++k) {
@@ -547,7 +557,14 @@ inline HullSegments hull_segments_posthoc(const std::int64_t* successes,
                                           const std::int64_t* n_draws,
                                           const double* cell_cost, std::size_t N,
                                           std::size_t L, std::size_t K) {
-    return hull_segments(N, L * K, PosthocFill{successes, n_draws, cell_cost, L, K});
+    const auto LL = static_cast<std::ptrdiff_t>(L);
+    return hull_segments(N, L * K,
+                         PosthocFill<std::int64_t, std::int64_t>{{successes, LL, 1},
+                                                                 {n_draws, LL, 1},
+                                                                 {cell_cost, LL, 1},
+                                                                 false,
+                                                                 L,
+                                                                 K});
 }
 
 // The frontier's vertices for prompt weights w (summing to 1): from (x0, y0) =

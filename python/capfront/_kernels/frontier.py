@@ -12,10 +12,12 @@ Kernels (the segments are dicts of arrays, see :class:`capfront.HullSegments`):
   same for the prehoc options of ``(N, L)`` per-cell statistics: cell ``(n, l)``
   has quality ``qnum / n_draws`` (or ``qnum``) and cost ``cnum / n_draws`` (or
   ``cnum``); it is available where ``n_draws > 0`` and both are finite.
-- ``hull_segments_posthoc(successes, n_draws, cell_cost, max_k)``: the same for
-  the best-of-k options of binary counts (option ``l * K + k - 1``: quality the
-  unbiased pass@k, cost ``k * cell_cost``), built per prompt, never as
-  ``(N, L*K)`` arrays.
+- ``hull_segments_posthoc(successes, n_draws, cell_cost, max_k, divide_cost=False)``:
+  the same for the best-of-k options of binary counts (option ``l * K + k - 1``:
+  quality the unbiased pass@k, cost ``k`` times the cost of one generation,
+  ``cell_cost`` or ``cell_cost / n_draws`` with ``divide_cost``), built per
+  prompt, never as ``(N, L*K)`` arrays; the C++ kernel reads the counts as stored
+  (uint8/uint16/int32/int64, any strides).
 - ``frontier_vertices(x0, y0, w, prompt, dcost, dquality) -> (M, 2)``: the running
   points ``(x0 + cumsum(w[prompt] dcost), y0 + cumsum(w[prompt] dquality))`` over
   the segments with ``w[prompt] > 0``, after the start ``(x0, y0)``; interior
@@ -217,8 +219,24 @@ def hull_segments_cells_np(qnum, n_draws, cnum, divide_quality, divide_cost) -> 
     )
 
 
-def hull_segments_posthoc_np(successes, n_draws, cell_cost, max_k) -> dict:
-    S, G, cbar, K = successes, n_draws, cell_cost, int(max_k)
+def _posthoc_inputs(successes, n_draws, cell_cost, divide_cost):
+    """Contiguous int64 counts and the float64 cost of one generation
+    (``cell_cost / n_draws`` with ``divide_cost``: the division of frontier.hpp),
+    for the NumPy and Numba ports, which do not read compact or strided arrays."""
+    S = np.ascontiguousarray(successes, dtype=np.int64)
+    G = np.ascontiguousarray(n_draws, dtype=np.int64)
+    cbar = np.asarray(cell_cost, dtype=np.float64)
+    if divide_cost:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cbar = cbar / G  # cells with G = 0 have no option whatever this holds
+    return S, G, np.ascontiguousarray(cbar)
+
+
+def hull_segments_posthoc_np(
+    successes, n_draws, cell_cost, max_k, divide_cost=False
+) -> dict:
+    S, G, cbar = _posthoc_inputs(successes, n_draws, cell_cost, divide_cost)
+    K = int(max_k)
     return _hull_segments_chunked_np(
         S.shape[0],
         lambda a, b: _best_of_k_arrays(cbar[a:b], _binary_pass_at_k(S[a:b], G[a:b], K)),
@@ -418,12 +436,15 @@ def hull_segments_dense_nb(option_cost: np.ndarray, option_quality: np.ndarray) 
 
 
 def hull_segments_posthoc_nb(
-    successes: np.ndarray, n_draws: np.ndarray, cell_cost: np.ndarray, max_k: int
+    successes: np.ndarray,
+    n_draws: np.ndarray,
+    cell_cost: np.ndarray,
+    max_k: int,
+    divide_cost: bool = False,
 ) -> dict:
-    N, L = successes.shape
-    return _hull_segments_nb(
-        1, successes, n_draws, cell_cost, int(max_k), N, L * int(max_k)
-    )
+    S, G, cbar = _posthoc_inputs(successes, n_draws, cell_cost, divide_cost)
+    N, L = S.shape
+    return _hull_segments_nb(1, S, G, cbar, int(max_k), N, L * int(max_k))
 
 
 @njit
