@@ -42,6 +42,9 @@ CALLS = {
     "debiased_oracle_crossfit": "cf.debiased_oracle(res, 'crossfit')",
     "gap_decomposition": "cf.gap_decomposition(res)",
     "debiased_oracle_pgm": "cf.debiased_oracle(res, 'pgm')",
+    # pgm's fit and posterior maximum on the counts as stored (what
+    # debiased_oracle runs once it hands pgm the compact counts)
+    "pgm_compact": "decompose_counts(*counts(res, 'pgm', compact=True), 'pgm')",
     "audit": "cf.audit(res, n_sims=4)",
 }
 
@@ -50,6 +53,8 @@ CHILD = textwrap.dedent(
     import json, resource, sys, time
     import numpy as np
     import capfront as cf
+    from capfront.debias._input import counts
+    from capfront.debias.methods import decompose_counts
 
     N, L, G, call = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 

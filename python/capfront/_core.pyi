@@ -27,6 +27,9 @@ def subsample_curve(
 ) -> npt.NDArray[np.float64]: ...
 
 # register_debias.cpp
+# the cells' table rows (-1: no draws): int8/16/32/64 read in place, else cast
+Rows = npt.NDArray[np.int8 | np.int16 | np.int32 | np.int64]
+
 def subsample_curve_rows(
     successes: npt.NDArray[np.int64],
     n_draws: npt.NDArray[np.int64],
@@ -38,7 +41,7 @@ def crossfit_rows(
 ) -> npt.NDArray[np.float64]: ...
 def pgm_estep(
     table: npt.NDArray[np.float64],
-    cell_row: npt.NDArray[np.int64],
+    cell_row: Rows,
     topic: npt.NDArray[np.int64],
     log_w: npt.NDArray[np.float64],
     resp: npt.NDArray[np.float64],
@@ -46,7 +49,7 @@ def pgm_estep(
 ) -> float: ...
 def pgm_estep_stats(
     table: npt.NDArray[np.float64],
-    cell_row: npt.NDArray[np.int64],
+    cell_row: Rows,
     topic: npt.NDArray[np.int64],
     log_w: npt.NDArray[np.float64],
     resp: npt.NDArray[np.float64],
@@ -54,7 +57,7 @@ def pgm_estep_stats(
 ) -> tuple[float, npt.NDArray[np.float64]]: ...
 def pgm_stats(
     resp: npt.NDArray[np.float64],
-    cell_row: npt.NDArray[np.int64],
+    cell_row: Rows,
     topic: npt.NDArray[np.int64],
     n_topics: int,
     n_rows: int,
@@ -73,7 +76,7 @@ def pgm_mstep_scores_window(
 ) -> npt.NDArray[np.float64]: ...
 def pgm_emax(
     resp: npt.NDArray[np.float64],
-    cell_row: npt.NDArray[np.int64],
+    cell_row: Rows,
     topic: npt.NDArray[np.int64],
     theta: npt.NDArray[np.float64],
     d_grid: npt.NDArray[np.float64],
@@ -93,7 +96,7 @@ def pgm_emax(
 ]: ...
 def pgm_class_estep(
     table: npt.NDArray[np.float64],
-    cell_row: npt.NDArray[np.int64],
+    cell_row: Rows,
     topic: npt.NDArray[np.int64],
     n_classes: int,
     log_w: npt.NDArray[np.float64],

@@ -313,6 +313,9 @@ inline void crossfit_rows(const std::int64_t* successes, const std::int64_t* n_d
 // log h(S_nl | G_nl, theta[l, k(n)] - D_j) is tabulated by the caller as
 // T[((l * K + k) * R + row) * J + j], row = the cell's (G, S) table row.
 // cell_row[n * L + l] is that row (-1: model not run on the prompt).
+// The kernels are templates on the rows' signed integer type Row (int8, int16,
+// int32 or int64, as the caller stores them: a table of at most 127 rows takes
+// int8 rows, an eighth of int64's memory at N L cells); the arithmetic is the same.
 
 // Posterior weights below this are set to zero (not renormalised): they change no
 // estimate, and the M-step statistics become sparse.
@@ -333,7 +336,8 @@ constexpr std::size_t kCoarseStride = 5;
 constexpr double kLikWindow = 80.0;
 constexpr double kPostMargin = 40.0;
 
-inline void pgm_prompt_logpost(const double* T, const std::int64_t* rows, std::size_t k,
+template <class Row>
+inline void pgm_prompt_logpost(const double* T, const Row* rows, std::size_t k,
                                std::size_t L, std::size_t K, std::size_t R, std::size_t J,
                                const double* log_w, double max_log_w, double* r) {
     auto fill = [&](std::size_t j0, std::size_t j1) {
@@ -389,7 +393,8 @@ inline double max_of(const double* x, std::size_t n) {
 // log-likelihood sum_n log sum_j w_j prod_l h(...); ll_out (optional, N entries)
 // receives each prompt's term (the latent-class fit needs them per prompt and
 // class). Cost O(N L J), memory O(N J).
-inline double pgm_estep(const double* T, const std::int64_t* cell_row,
+template <class Row>
+inline double pgm_estep(const double* T, const Row* cell_row,
                         const std::int64_t* topic, const double* log_w, std::size_t N,
                         std::size_t L, std::size_t K, std::size_t R, std::size_t J,
                         double* resp, double* ll_out = nullptr) {
@@ -433,7 +438,8 @@ inline double pgm_estep(const double* T, const std::int64_t* cell_row,
 // block_rows (a function of N only); each block sums into its own partial C and the
 // partials are added in block order, so C does not depend on the thread count.
 // Memory: n_blocks * L K R J doubles of partials.
-inline double pgm_estep_stats(const double* T, const std::int64_t* cell_row,
+template <class Row>
+inline double pgm_estep_stats(const double* T, const Row* cell_row,
                               const std::int64_t* topic, const double* log_w, std::size_t N,
                               std::size_t L, std::size_t K, std::size_t R, std::size_t J,
                               std::size_t block_rows, double* resp, double* C) {
@@ -452,7 +458,7 @@ inline double pgm_estep_stats(const double* T, const std::int64_t* cell_row,
             for (std::size_t n = b * block_rows; n < i1; ++n) {
                 double* r = resp + n * J;
                 const std::size_t k = static_cast<std::size_t>(topic[n]);
-                const std::int64_t* rows = cell_row + n * L;
+                const Row* rows = cell_row + n * L;
                 pgm_prompt_logpost(T, rows, k, L, K, R, J, log_w, max_log_w, r);
                 double mx = -std::numeric_limits<double>::infinity();
                 for (std::size_t j = 0; j < J; ++j) mx = std::max(mx, r[j]);
@@ -494,7 +500,8 @@ inline double pgm_estep_stats(const double* T, const std::int64_t* cell_row,
 // M-step statistics: C[((l * K + k) * R + row) * J + j] = sum over prompts n of topic k
 // whose cell (n, l) is in table row `row` of resp[n, j]. Parallel over models, each
 // model's sums run over prompts in order. Cost O(N L J).
-inline void pgm_stats(const double* resp, const std::int64_t* cell_row,
+template <class Row>
+inline void pgm_stats(const double* resp, const Row* cell_row,
                       const std::int64_t* topic, std::size_t N, std::size_t L, std::size_t K,
                       std::size_t R, std::size_t J, double* C) {
     std::fill(C, C + L * K * R * J, 0.0);
@@ -653,7 +660,8 @@ struct CellTable {
 
 }  // namespace detail
 
-inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std::int64_t* topic,
+template <class Row>
+inline void pgm_emax(const double* resp, const Row* cell_row, const std::int64_t* topic,
                      std::size_t N, std::size_t L, std::size_t K, std::size_t J, std::size_t R,
                      const EmaxModel& md, double min_resp, double* emax, double* emax2,
                      double* post_mean) {
@@ -892,7 +900,7 @@ inline void pgm_emax(const double* resp, const std::int64_t* cell_row, const std
                 for (std::size_t i = p0 + i0; i < p0 + i1; ++i) {
                     const std::size_t n = members[i];
                     const double r = resp[n * J + j];
-                    const std::int64_t* rows = cell_row + n * L;
+                    const Row* rows = cell_row + n * L;
                     double* pm = post_mean + n * L;
                     std::size_t k0 = 0, k1 = 0, n_act = 0;
                     for (std::size_t l = 0; l < L; ++l) {

@@ -29,9 +29,10 @@ namespace capfront {
 // changes the normaliser by less than J * 4e-18 (rounding): it is not exponentiated
 constexpr double kExpCut = -40.0;
 
+template <class Row>
 struct ClassEstepArgs {
     const double* T;          // (L, TK, R, J) log h table
-    const std::int64_t* rows; // (N, L) cell rows, -1: no draws
+    const Row* rows;          // (N, L) cell rows, -1: no draws
     const std::int64_t* label;// (N,) topic labels
     const double* log_w;      // (J,)
     const double* log_pi;     // (n_labels, K)
@@ -45,7 +46,8 @@ struct ClassEstepArgs {
 // Returns sum_n log sum_k pi exp(ll[n, k]); fills r_out (N, K) and, when given,
 // C (L, TK, R, J), wsum (J) and resp_out (N K, J: the pair posteriors, 0 for skipped
 // pairs) and ll_out (N K: the pairs' ll, -inf for skipped pairs).
-inline double pgm_class_estep(const ClassEstepArgs& a, double* r_out, double* C,
+template <class Row>
+inline double pgm_class_estep(const ClassEstepArgs<Row>& a, double* r_out, double* C,
                               double* wsum, double* resp_out, double* ll_out) {
     const std::size_t N = a.N, L = a.L, K = a.K, TK = a.TK, R = a.R, J = a.J;
     const std::size_t P = C != nullptr ? L * TK * R * J : 0;
@@ -67,7 +69,7 @@ inline double pgm_class_estep(const ClassEstepArgs& a, double* r_out, double* C,
             double acc_ll = 0.0;
             const std::size_t i1 = std::min(N, (b + 1) * br);
             for (std::size_t n = b * br; n < i1; ++n) {
-                const std::int64_t* rows = a.rows + n * L;
+                const Row* rows = a.rows + n * L;
                 const std::size_t t = static_cast<std::size_t>(a.label[n]);
                 for (std::size_t k = 0; k < K; ++k) {
                     double* r = buf.data() + k * J;

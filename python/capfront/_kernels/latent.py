@@ -4,7 +4,9 @@
 arguments and results (see :mod:`capfront.debias.latent` for the model).
 
 Kernels (``table`` is ``T[l, k, row, j] = log h(row, theta[l, k] - D_j)``, shaped
-``(L, K, R, J)``; ``cell_row`` ``(N, L)`` int64 table rows, ``-1``: no draws;
+``(L, K, R, J)``; ``cell_row`` ``(N, L)`` table rows, ``-1``: no draws, in any
+signed integer dtype (the fits keep the smallest that holds them; C++ reads
+int8/int16/int32/int64 in place, Numba widens each call's to int64);
 ``topic`` ``(N,)`` int64 theta columns; ``log_w`` ``(J,)`` the log prior):
 
 - ``pgm_estep(table, cell_row, topic, log_w, resp, ll_out=None) -> ll``: fills
@@ -252,6 +254,26 @@ def pgm_class_estep_cpp(*args):
     return core().pgm_class_estep(*args)
 
 
+# ------------------------------------------------------------------ Numba
+def _int64_rows(kernel: Callable) -> Callable:
+    """A Numba kernel taking ``cell_row`` (its second argument) in any integer
+    dtype, widened to int64 (one compiled version; the fits call the kernels on
+    blocks of prompts, so the copy is one block's)."""
+
+    def run(first, cell_row, *args, **kwargs):
+        rows = np.ascontiguousarray(cell_row, dtype=np.int64)
+        return kernel(first, rows, *args, **kwargs)
+
+    run.__name__ = run.__qualname__ = kernel.__name__
+    run.__doc__ = kernel.__doc__
+    return run
+
+
+pgm_estep_nb64 = _int64_rows(pgm_estep_nb)
+pgm_stats_nb64 = _int64_rows(pgm_stats_nb)
+pgm_emax_nb64 = _int64_rows(pgm_emax_nb)
+
+
 # ------------------------------------------------------------------ composed
 def _check_table(table, n_topics, n_rows) -> None:
     if table.ndim != 4 or table.shape[1:3] != (n_topics, n_rows):
@@ -364,12 +386,12 @@ def _register(name: str, numpy, numba, cpp) -> None:
     register(Kernel(name, numpy=numpy, numba=numba, cpp=cpp, family="latent"))
 
 
-_register("pgm_estep", pgm_estep_np, pgm_estep_nb, pgm_estep_cpp)
-_register("pgm_stats", pgm_stats_np, pgm_stats_nb, pgm_stats_cpp)
+_register("pgm_estep", pgm_estep_np, pgm_estep_nb64, pgm_estep_cpp)
+_register("pgm_stats", pgm_stats_np, pgm_stats_nb64, pgm_stats_cpp)
 _register(
     "pgm_estep_stats",
     _estep_stats_of(pgm_estep_np, pgm_stats_np),
-    _estep_stats_of(pgm_estep_nb, pgm_stats_nb),
+    _estep_stats_of(pgm_estep_nb64, pgm_stats_nb64),
     pgm_estep_stats_cpp,
 )
 _register(
@@ -381,10 +403,10 @@ _register(
     _window_of(pgm_mstep_scores_nb),
     pgm_mstep_scores_window_cpp,
 )
-_register("pgm_emax", pgm_emax_np, pgm_emax_nb, pgm_emax_cpp)
+_register("pgm_emax", pgm_emax_np, pgm_emax_nb64, pgm_emax_cpp)
 _register(
     "pgm_class_estep",
     _class_estep_of(pgm_estep_np, pgm_stats_np),
-    _class_estep_of(pgm_estep_nb, pgm_stats_nb),
+    _class_estep_of(pgm_estep_nb64, pgm_stats_nb64),
     pgm_class_estep_cpp,
 )

@@ -49,6 +49,8 @@ from scipy.cluster.vq import kmeans2
 from .._backend import resolve_backend
 from .._kernels import dispatch
 from .._kernels.latent import block_rows
+from ._input import n_cells as count_cells
+from ._input import row_blocks
 from .latent import (
     D_GRID,
     FAMILIES,
@@ -219,7 +221,7 @@ def fit_classes(
     T = int(topic.max()) + 1
     tables, cell_row = _cells(S, G)
     em = EMRows(tables, cell_row)
-    n_cells = int((G > 0).sum())
+    n_cells = count_cells(cell_row)
     grid = SCALE_GRID[family] if scale is None else np.array([float(scale)])
     cand_idx, penalty = _candidates(theta_sd)
     counts_t = np.bincount(topic, minlength=T).astype(np.float64)
@@ -470,14 +472,17 @@ def posterior_max(
     backend: str | None = None,
     min_resp: float = 1e-6,
     stride: int | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    cell_means: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """:func:`capfront.debias.latent.posterior_max` for any fit: with latent
     classes, ``sum_k r[n, k]`` times each class's exact posterior maximum (and
     posterior cell means), from a fresh E-step at the fitted hyperparameters.
     Also stores ``fit.class_resp`` and the class-mixed difficulty posterior in
-    ``fit.resp``."""
+    ``fit.resp``. ``cell_means=False``: the cell means are not kept (``None``)."""
     if fit.n_classes == 1:
-        return _posterior_max_one(fit, backend, min_resp=min_resp, stride=stride)
+        return _posterior_max_one(
+            fit, backend, min_resp=min_resp, stride=stride, cell_means=cell_means
+        )
     name = resolve_backend(backend)
     K = fit.n_classes
     N, L = fit.cell_row.shape
@@ -489,7 +494,7 @@ def posterior_max(
     log_pi = np.log(np.maximum(fit.class_weights, 1e-300))
     emax = np.zeros(N)
     emax2 = np.zeros(N)
-    pmean = np.zeros((N, L))
+    pmean = np.zeros((N, L)) if cell_means else None
     r_all = np.empty((N, K))
     # the class-mixed difficulty posteriors, kept unless there are many prompts
     resp_mix = np.zeros((N, J)) if N * J <= LEAN_ABOVE else None
@@ -517,10 +522,12 @@ def posterior_max(
         wn = w / tot[owner - a]
         np.add.at(emax, owner, wn * np.asarray(e1))
         np.add.at(emax2, owner, wn * np.asarray(e2))
-        np.add.at(pmean, owner, wn[:, None] * np.asarray(pm))
+        if pmean is not None:
+            np.add.at(pmean, owner, wn[:, None] * np.asarray(pm))
     fit.class_resp = r_all
     fit.resp = resp_mix
-    pmean[fit.cell_row < 0] = np.nan  # (in place: no second (N, L) array)
+    if pmean is not None:
+        pmean[fit.cell_row < 0] = np.nan  # (in place: no second (N, L) array)
     return emax, emax2, pmean
 
 
@@ -578,12 +585,14 @@ def naive_bias_bound(S: np.ndarray, G: np.ndarray) -> float:
     of ``G`` draws minus its mean is sub-Gaussian with variance proxy ``1 / (4 G)``
     (Hoeffding), so the expected maximum of ``L`` of them is at most
     ``sqrt(2 ln(L) / (4 g))``. Below, by Jensen: ``E[max] >= max E``."""
-    obs = G > 0
-    n_obs = obs.sum(axis=1)
-    g_min = np.where(obs, G, np.iinfo(np.int64).max).min(axis=1)
-    ok = n_obs > 1
     b = np.zeros(len(S))
-    b[ok] = np.sqrt(np.log(n_obs[ok]) / (2.0 * g_min[ok]))
+    for sl in row_blocks(len(S)):  # (any integer dtype; no (N, L) copies)
+        g = np.asarray(G[sl], dtype=np.int64)
+        obs = g > 0
+        n_obs = obs.sum(axis=1)
+        g_min = np.where(obs, g, np.iinfo(np.int64).max).min(axis=1)
+        ok = n_obs > 1
+        b[sl][ok] = np.sqrt(np.log(n_obs[ok]) / (2.0 * g_min[ok]))
     return float(b.mean()) if len(b) else 0.0
 
 

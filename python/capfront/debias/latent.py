@@ -42,6 +42,8 @@ from scipy.special import betainc, expit, gammaln, ndtr, polygamma, stdtr
 from .._backend import resolve_backend
 from .._kernels import dispatch
 from .._kernels.latent import LOGIT_T_DF, _matmul, log_mixing
+from ._input import max_cells, row_blocks, row_dtype
+from ._input import n_cells as count_cells
 from .bias_correction import _identity
 from .result import Decomposition
 
@@ -455,7 +457,7 @@ class EMRows:
         L = cell_row.shape[1]
         if tables.n_rows <= LOCAL_ROWS_ABOVE or L < 2:
             return  # few rows (up to G = 500 draws per cell): small arrays anyway
-        local = np.full(cell_row.shape, -1, np.int64)
+        local = np.full(cell_row.shape, -1, cell_row.dtype)  # (fewer rows)
         per = []
         for l in range(L):
             col = cell_row[:, l]
@@ -545,7 +547,7 @@ def _auto_stride(fit) -> int:
         fit.family,
         fit.scale,
         int(fit.tables.g_values.max()),
-        int((fit.cell_row >= 0).sum(axis=1).max()),
+        max_cells(fit.cell_row),
     )
 
 
@@ -709,31 +711,37 @@ def _tables(g_values: np.ndarray) -> Tables:
 def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
     """The likelihood tables of the data's draw counts and each cell's table row
     (``-1``: no draws). Compact tables (only the observed ``(G, S)`` pairs) when
-    the full ones would exceed ``FULL_ROWS_MAX`` rows."""
-    obs = G > 0
-    g_values = np.unique(
-        np.concatenate(
-            [
-                np.unique(G[a : a + CELLS_BLOCK])
-                for a in range(0, max(len(G), 1), CELLS_BLOCK)
-            ]
-        )
-    )
-    g_values = g_values[g_values > 0]
+    the full ones would exceed ``FULL_ROWS_MAX`` rows.
+
+    ``S`` and ``G`` may be the compact counts as stored (any integer dtype,
+    ``G`` a broadcast view): they are read in blocks of ``CELLS_BLOCK``
+    prompts. The rows come in the smallest signed dtype that holds them
+    (:func:`~capfront.debias._input.row_dtype`: int8 up to 127 rows, i.e. up
+    to 126 draws per cell with one draw count), which the kernels read in
+    place."""
+    blocks = [slice(a, a + CELLS_BLOCK) for a in range(0, max(len(G), 1), CELLS_BLOCK)]
+    g_values = np.unique(np.concatenate([np.unique(G[sl]) for sl in blocks]))
+    g_values = g_values[g_values > 0].astype(np.int64)
     if int((g_values + 1).sum()) <= FULL_ROWS_MAX:
         tables = _tables(g_values)
-        cell_row = np.empty(S.shape, np.int64)
+        cell_row = np.empty(S.shape, row_dtype(tables.n_rows))
         # in blocks of prompts: no (N, L) int64 temporaries (N = 2e6, L = 33:
         # four of them were 2 GB)
-        for a in range(0, len(S), CELLS_BLOCK):
-            sl = slice(a, a + CELLS_BLOCK)
-            o = obs[sl]
-            gi = np.searchsorted(g_values, np.where(o, G[sl], g_values[0]))
+        for sl in blocks:
+            g = G[sl]
+            o = g > 0
+            gi = np.searchsorted(g_values, np.where(o, g, g_values[0]))
             cell_row[sl] = np.where(o, tables.offset[gi] + S[sl], -1)
         return tables, cell_row
     g_max = int(g_values[-1])
-    key = np.where(obs, G.astype(np.int64) * (g_max + 1) + S, -1)
-    uniq, inv = np.unique(key[obs], return_inverse=True)
+
+    def keys(sl: slice) -> np.ndarray:
+        # a cell's (G, S) pair as one int64 key, -1 for no draws
+        g = G[sl]
+        return np.where(g > 0, g.astype(np.int64) * (g_max + 1) + S[sl], -1)
+
+    # the sorted distinct keys of the observed cells, block by block
+    uniq = np.unique(np.concatenate([np.unique(k[k >= 0]) for k in map(keys, blocks)]))
     # the same pairs (pgm's several fits of one data set) share one table and
     # its cached marginal likelihoods (kept only while it is not large: its
     # likelihoods take 16 bytes per row and t point)
@@ -744,8 +752,11 @@ def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
         if 16 * len(uniq) * len(T_GRID) <= LOGH_CACHE_BYTES:
             _bounded(_COMPACT_CACHE, 2)
             _COMPACT_CACHE[ckey] = tables
-    cell_row = np.full(S.shape, -1, np.int64)
-    cell_row[obs] = inv.reshape(-1)
+    # a cell's row: its key's rank among the distinct keys
+    cell_row = np.empty(S.shape, row_dtype(len(uniq)))
+    for sl in blocks:
+        k = keys(sl)
+        cell_row[sl] = np.where(k >= 0, np.searchsorted(uniq, k), -1)
     return tables, cell_row
 
 
@@ -862,9 +873,8 @@ def fit_latent(
         else np.ascontiguousarray(topic, dtype=np.int64)
     )
     K = int(topic.max()) + 1
-    obs = G > 0
     tables, cell_row = _cells(S, G)
-    n_cells = int(obs.sum())
+    n_cells = count_cells(cell_row)
     J = len(D_GRID)
     grid = SCALE_GRID[family]
     h = 0.0
@@ -896,15 +906,7 @@ def fit_latent(
         h = 10 * SCALE_RES[family]  # warm start: near the optimum
         weights = init.weights.copy()
     else:
-        theta = np.zeros((L, K))
-        for k in range(K):
-            rows = topic == k
-            with np.errstate(invalid="ignore", divide="ignore"):
-                m = np.nansum(np.where(obs[rows], S[rows], 0), axis=0) / np.maximum(
-                    np.where(obs[rows], G[rows], 0).sum(axis=0), 1
-                )
-            m = np.clip(np.where(obs[rows].any(axis=0), m, 0.5), 0.05, 0.95)
-            theta[:, k] = np.log(m / (1 - m))
+        theta = _start_theta(S, G, topic, K)
         sc = float(grid[len(grid) // 3]) if scale is None else float(scale)
         h = float(np.diff(SCALE_GRID[family]).mean())  # first scale steps
         weights = np.exp(-0.5 * (D_GRID / 2.5) ** 2)
@@ -946,6 +948,24 @@ def fit_latent(
                        resp=resp, resp_at=resp_at)  # fmt: skip
 
 
+def _start_theta(S: np.ndarray, G: np.ndarray, topic: np.ndarray, K: int) -> np.ndarray:
+    """EM start of ``theta`` ``(L, K)``: the logit of each model's pooled success
+    rate per topic (clipped to [0.05, 0.95]; 0.5 where it never ran), from
+    integer sums over blocks of prompts (exact: the same as one pass)."""
+    L = S.shape[1]
+    s_sum = np.zeros((K, L), np.int64)
+    g_sum = np.zeros((K, L), np.int64)
+    for sl in row_blocks(len(S)):
+        g = G[sl]
+        o = g > 0
+        np.add.at(s_sum, topic[sl], np.where(o, S[sl], 0).astype(np.int64))
+        np.add.at(g_sum, topic[sl], np.where(o, g, 0).astype(np.int64))
+    # (a model that ran has draws: sum G > 0 exactly where it ran)
+    m = s_sum / np.maximum(g_sum, 1)
+    m = np.clip(np.where(g_sum > 0, m, 0.5), 0.05, 0.95)
+    return np.ascontiguousarray(np.log(m / (1 - m)).T)
+
+
 def _latent_fit(
     family, state, topics, n_columns, t0, tables, cell_row, topic, **extra
 ) -> LatentFit:
@@ -975,16 +995,18 @@ def posterior_max(
     backend: str | None = None,
     min_resp: float = 1e-6,
     stride: int | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    cell_means: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Per prompt ``E_post[max_l p]``, ``E_post[(max_l p)^2]`` and per cell
     ``E_post[p]`` ``(N, L)`` under the fit (hyperparameters fixed). Difficulty grid
     points whose posterior mass is below ``min_resp`` are skipped and the rest
     renormalised. ``stride``: node spacing of the x integral in t-grid steps
-    (default: :func:`emax_stride`)."""
+    (default: :func:`emax_stride`). ``cell_means=False``: the cell means are not
+    kept (``None``; at N = 1e7, L = 33 they are 2.6 GB of float64)."""
     name = resolve_backend(backend)
     if fit.resp is not None:
         emax, emax2, pmean = _emax(name, fit, float(min_resp), stride)
-        pmean = np.where(fit.cell_row >= 0, pmean, np.nan)
+        pmean = np.where(fit.cell_row >= 0, pmean, np.nan) if cell_means else None
         return np.asarray(emax), np.asarray(emax2), pmean
     # a lean fit: each block's posteriors recomputed at the fit's last E-step
     # (per prompt the same numbers as the E-step's), its posterior maximum
@@ -992,29 +1014,33 @@ def posterior_max(
         stride = _auto_stride(fit)
     N, L = fit.cell_row.shape
     emax, emax2 = np.empty(N), np.empty(N)
-    pmean = np.empty((N, L))
+    pmean = np.empty((N, L)) if cell_means else None
     for sl, resp in resp_blocks(fit, name):
         sub = dataclasses.replace(
             fit, resp=resp, cell_row=fit.cell_row[sl], topic=fit.topic[sl]
         )
         e1, e2, pm = _emax(name, sub, float(min_resp), stride)
         emax[sl], emax2[sl] = e1, e2
-        pmean[sl] = pm
-        pmean[sl][sub.cell_row < 0] = np.nan
+        if pmean is not None:
+            pmean[sl] = pm
+            pmean[sl][sub.cell_row < 0] = np.nan
     return emax, emax2, pmean
 
 
 def resp_blocks(fit: LatentFit, name: str):
     """``(slice, resp)`` per block of ``LEAN_BLOCK`` prompts of a lean fit: the
-    difficulty posteriors at the parameters of its last E-step."""
+    difficulty posteriors at the parameters of its last E-step. ``resp`` is
+    one buffer, overwritten by the next block (a block's is 63 MB): copy it to
+    keep it."""
     theta, sc, weights = fit.resp_at
     table = _cell_table(fit.tables.logh(fit.family, sc), theta)
     log_w = np.log(np.maximum(weights, 1e-300))
     N = fit.cell_row.shape[0]
     K = theta.shape[1]
+    buf = np.empty((min(N, LEAN_BLOCK), len(D_GRID)))
     for a in range(0, N, LEAN_BLOCK):
         sl = slice(a, min(N, a + LEAN_BLOCK))
-        resp = np.empty((sl.stop - a, len(D_GRID)))
+        resp = buf[: sl.stop - a]
         rows = np.ascontiguousarray(fit.cell_row[sl])
         # the fit's own kernel: the same posteriors as its last E-step
         _estep_stats(name, table, rows, fit.topic[sl], log_w, resp, K, table.shape[2])

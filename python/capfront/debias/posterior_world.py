@@ -168,8 +168,9 @@ def posterior_sampler(
     cum[:, -1] = 1.0
     K, J = fit.n_classes, len(D_GRID)
     step = float(D_GRID[1] - D_GRID[0])
-    S_r = np.asarray(S, dtype=np.float64)[rows]
-    G_r = np.asarray(G, dtype=np.int64)[rows]
+    # (the rows first: no (N, L) float64 copy of the counts)
+    S_r = np.asarray(S[rows], dtype=np.float64)
+    G_r = np.asarray(G[rows], dtype=np.int64)
     topic_r = np.asarray(fit.topic, dtype=np.int64)[rows]
     table = None
     if fit.family in E_PRIORS and fit.scale > 0:
