@@ -91,7 +91,7 @@ def _decompose(
         if bad:
             raise ValueError(f"method {method!r} does not take option(s) {sorted(bad)}")
         return GRADED_MC[method](results, backend=backend, **options)
-    S, G = counts(results, f"method {method!r}")
+    S, G = counts(results, f"method {method!r}", compact=method == "pgm")
     topic = None
     topics = None
     if method == "pgm":
@@ -292,13 +292,8 @@ def _audit_interval(out: DebiasResult, aud, method: str, ci, ci_target: str) -> 
 
 
 def naive_rows_any(results: EvalResults) -> np.ndarray:
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p_hat = np.where(
-            results.n_draws > 0,
-            results.successes / np.maximum(results.n_draws, 1),
-            -np.inf,
-        )
-    return p_hat.max(axis=1)
+    """``max_l p_hat[n, l]`` per prompt, read in blocks from the stored counts."""
+    return naive_rows(results._stats.successes, results._stats.n_draws)
 
 
 def bias_curve(

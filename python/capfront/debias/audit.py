@@ -463,7 +463,7 @@ def audit(
             # as debiased_oracle(res, "pgm") does at many draws per cell
             data_est[m], data_se[m] = short.estimate(), short.standard_error()
         elif m == "pgm":
-            e1, e2, _ = posterior_max(pfit, backend)
+            e1, e2, _ = posterior_max(pfit, backend, cell_means=False)
             data_est[m] = float(e1.mean())
             data_se[m] = float(e1.std(ddof=1) / np.sqrt(N)) if N > 1 else 0.0
         else:
@@ -630,7 +630,7 @@ def model_sensitivity(
 
     def estimate(k: int, family: str) -> float:
         f = fit_pgm(S_, G_, t_, latent_classes=k, family=family, **kw)
-        return float(posterior_max(f, backend)[0].mean())
+        return float(posterior_max(f, backend, cell_means=False)[0].mean())
 
     base = estimate(K, fam)
     # fewer classes than BIC's choice are rejected by the data (BIC +100 to
