@@ -102,22 +102,7 @@ def test_audit_corrected_estimate_subtracts_the_measured_bias():
         assert d.ci == pytest.approx(a.interval(d.value, method="jackknife"))
 
 
-def test_audit_is_repeatable_across_calls_threads_and_workers():
-    res = _unlabelled(400, 4, 6, seed=8)
-    kw = dict(n_sims=4, seed=3, methods=("naive", "crossfit", "pgm"))
-    a = cf.audit(res, n_workers=1, **kw)
-    b = cf.audit(res, n_workers=2, **kw)
-    before = cf.get_num_threads()
-    try:
-        cf.set_num_threads(1)
-        c = cf.audit(res, **kw)
-    finally:
-        cf.set_num_threads(before)
-    for other in (b, c):
-        assert other.table.equals(a.table)
-        assert other.world_table.equals(a.world_table)
-        assert other.checks.equals(a.checks)
-        assert other.quoted == a.quoted
+# repeatability across calls, workers, threads and processes: tests/test_determinism.py
 
 
 def test_audit_argument_errors():

@@ -136,8 +136,17 @@ def _kernel_inputs():
     return fit, table, log_w
 
 
-@pytest.mark.parametrize("dt", [np.int8, np.int16, np.int32, np.int64])
-@pytest.mark.parametrize("backend", BACKENDS)
+# the NumPy kernels index with any integer dtype alike and their exact posterior
+# maximum is slow (about 6 s a case): the narrowest row dtype stands for all there
+ROW_DTYPE_CASES = [
+    (b, dt)
+    for b in BACKENDS
+    for dt in (np.int8, np.int16, np.int32, np.int64)
+    if b != "numpy" or dt is np.int8
+]
+
+
+@pytest.mark.parametrize(("backend", "dt"), ROW_DTYPE_CASES)
 def test_kernels_read_every_row_dtype(backend, dt):
     fit, table, log_w = _kernel_inputs()
     R = fit.tables.n_rows
