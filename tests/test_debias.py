@@ -652,9 +652,17 @@ def test_debiased_oracle_with_audit_interval():
     d = cf.debiased_oracle(res, "jackknife", audit=a)
     assert d.ci == pytest.approx(a.interval(d.value, method="jackknife"))
     assert d.level == a.level and "audit" in d.ci_method
+    # the words describe jackknife's own interval: its SD and bias, no pgm spread
+    row = a.table.loc["jackknife"]
+    assert d.ci_method.startswith("jackknife estimate +- (1.96 x the largest")
+    assert f"{100 * row['sd']:.2f} points" in d.ci_method
+    assert f"{100 * row['max_abs_bias']:.2f} points)" in d.ci_method
+    assert "rival models" not in d.ci_method
     d90 = cf.debiased_oracle(res, "jackknife", audit=a, ci=0.9, ci_target="population")
     lo, hi = a.interval(d90.value, d90.se, "jackknife", target="population", level=0.9)
     assert d90.ci == pytest.approx((lo, hi))
+    assert "1.64 x the larger of its standard error" in d90.ci_method
+    assert "population" in d90.ci_method
     # pgm takes the audit's family; a different one is refused
     other = "betabinomial" if a.family == "logitnormal" else "logitnormal"
     assert cf.debiased_oracle(res, "pgm", audit=a).fit.family == a.family

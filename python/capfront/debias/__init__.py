@@ -13,11 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from ..results import EvalResults
 from ._input import counts, topic_codes
-from .audit_result import AuditResult, quote
+from .audit_result import AuditResult, explain, quote
 from .bias_correction import naive_rows
 from .classes import fit_pgm, posterior_max
 from .extrapolation import curve_rows, fit_decay
@@ -271,22 +270,11 @@ def _audit_interval(out: DebiasResult, aud, method: str, ci, ci_target: str) -> 
         out.ci = aud.interval(
             out.value, out.se or 0.0, method, target=ci_target, level=out.level
         )
-        if ci_target == "prompts" and (method == aud.recommended or not aud.n_sims):
-            note = quote(aud, out.level)["how"]
-        else:
-            z = float(stats.norm.ppf(0.5 + out.level / 2))
-            what = (
-                "these prompts" if ci_target == "prompts" else "the prompt population"
-            )
-            note = (
-                f"{method} estimate +- {z:.2f} x the largest error the audit measured "
-                f"for it (the oracle of {what}) across its simulated worlds that "
-                "reproduced the data's checks"
-                if aud.n_sims
-                else f"{method} estimate +- {z:.2f} x the bound on its error (RMSE) "
-                f"against the oracle of {what}, sqrt(SE^2 + B^2) from its standard "
-                "error SE and the naive oracle's bias bound B (no worlds simulated)"
-            )
+        note = (
+            quote(aud, out.level)["how"]
+            if ci_target == "prompts" and method == aud.recommended
+            else explain(aud, method, level=out.level, target=ci_target)
+        )
     out.ci_method = note
     out.diagnostics["ci_note"] = note
 

@@ -196,7 +196,7 @@ def quote(a: AuditResult, level: float | None = None) -> dict:
     m = a.recommended
     raw = float(a.data_estimates["value"][m])
     if a.n_sims == 0:
-        return _quote_bound(a, lev, z, raw)
+        return _quote_bound(a, lev, raw)
     if not a.trusted:
         lo_m, hi_m = a.bracket
         se = a.data_estimates["se"]
@@ -218,32 +218,63 @@ def quote(a: AuditResult, level: float | None = None) -> dict:
         }
     value = raw - a.correction(m)
     ci = a.interval(value, method=m, level=lev)
+    how = explain(a, m, level=lev)
+    return {"value": value, "ci": ci, "level": lev, "method": m, "raw": raw, "how": how}
+
+
+def explain(
+    a: AuditResult,
+    method: str | None = None,
+    *,
+    level: float | None = None,
+    target: str = "prompts",
+) -> str:
+    """What :meth:`AuditResult.interval` of ``method`` (default the recommended
+    one) at ``level`` and ``target`` is made of, in plain words (the ``how`` of
+    :func:`quote`; for an untrusted audit's bracket see :func:`quote`)."""
+    lev = a.level if level is None else float(level)
+    z = float(stats.norm.ppf(0.5 + lev / 2))
+    m = a.recommended if method is None else method
+    if m not in a.table.index:
+        raise ValueError(f"method {m!r} is not in the audit table")
+    row = a.table.loc[m]
     passing = [w for w, v in a.world_weights.items() if v > 0]
     where = (
         f"across the {len(passing)} simulated world(s) that reproduced the data's "
         f"checks ({', '.join(passing)})"
+        if a.n_sims
+        else "(no worlds simulated: the naive oracle's bias bound)"
     )
+    if target == "population":
+        return (
+            f"{m} estimate +- {z:.2f} x the larger of its standard error and the "
+            f"largest error (RMSE) against the prompt population's oracle the audit "
+            f"measured for it {where}"
+        )
+    if a.n_sims == 0:
+        why = a.note.removeprefix(NO_WORLDS) or "no worlds simulated"
+        return (
+            f"{why}; the interval is the naive oracle +- ({z:.2f} x its "
+            f"standard error, {100 * float(row['sd']):.2f} points, plus "
+            f"{_times()} that bound, {100 * float(row['max_abs_bias']):.2f} points)"
+        )
     if a.corrected:
-        how = (
+        return (
             f"{m} estimate minus the bias the audit measured for it, +- {z:.2f} x "
             f"the largest error (RMSE) around that bias the audit measured {where}"
         )
-    else:
-        row = a.table.loc[m]
-        how = (
-            f"{m} estimate +- ({z:.2f} x the largest sampling SD the audit measured "
-            f"for it {where}, "
-            f"{100 * float(row['sd']):.2f} points; plus {_times()} the larger of its "
-            f"largest bias there, {100 * float(row['max_abs_bias']):.2f} points"
-            + (
-                ", and its spread under the rival models (twice the latent classes, "
-                "the other cell-effect families), "
-                f"{100 * a.model_spread(m):.2f} points)"
-                if m == "pgm" and a.sensitivity is not None
-                else ")"
-            )
-        )
-    return {"value": value, "ci": ci, "level": lev, "method": m, "raw": raw, "how": how}
+    spread = (
+        ", and its spread under the rival models (twice the latent classes, "
+        f"the other cell-effect families), {100 * a.model_spread(m):.2f} points)"
+        if m == "pgm" and a.sensitivity is not None
+        else ")"
+    )
+    return (
+        f"{m} estimate +- ({z:.2f} x the largest sampling SD the audit measured "
+        f"for it {where}, {100 * float(row['sd']):.2f} points; plus {_times()} the "
+        f"larger of its largest bias there, "
+        f"{100 * float(row['max_abs_bias']):.2f} points" + spread
+    )
 
 
 def _times() -> str:
@@ -251,18 +282,12 @@ def _times() -> str:
     return "twice" if BIAS_FACTOR == 2 else f"{BIAS_FACTOR:g} times"
 
 
-def _quote_bound(a: AuditResult, lev: float, z: float, raw: float) -> dict:
+def _quote_bound(a: AuditResult, lev: float, raw: float) -> dict:
     """:func:`quote` of an audit without simulated worlds: the naive oracle
     (``raw``, as ``pgm`` returns it) ``+- (z SE + BIAS_FACTOR B)``, the reason
     taken from ``a.note``."""
     m = a.recommended
-    row = a.table.loc[m]
-    why = a.note.removeprefix(NO_WORLDS) or "no worlds simulated"
-    how = (
-        f"{why}; the interval is the naive oracle +- ({z:.2f} x its standard "
-        f"error, {100 * float(row['sd']):.2f} points, plus {_times()} that bound, "
-        f"{100 * float(row['max_abs_bias']):.2f} points)"
-    )
+    how = explain(a, m, level=lev)
     return {
         "value": raw,
         "ci": a.interval(raw, method=m, level=lev),
