@@ -14,9 +14,12 @@ import pytest
 import capfront as cf
 
 CHILD = """
-import sys, time
+import signal, sys, time
 import numpy as np
 import capfront as cf
+# a background job of a non-interactive shell starts with SIGINT ignored, and
+# Python then keeps it ignored: install the Ctrl-C handler whatever the parent did
+signal.signal(signal.SIGINT, signal.default_int_handler)
 backend = sys.argv[1]
 rng = np.random.default_rng(1)
 S = np.tile(rng.binomial(10, rng.random((1000, 1)), size=(1000, 16)), (400, 1))

@@ -5,6 +5,7 @@ prompts or of the models."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -225,6 +226,17 @@ def test_public_calls_from_several_python_threads_match_serial():
 
 
 # ------------------------------------------------------------ pgm across backends
+def _numpy_simd_math() -> bool:
+    """Whether NumPy's exp and log differ from the C library's in the last bit
+    on this machine (its AVX-512 kernels do; its baseline ones round as libm)."""
+    x = np.linspace(-40.0, 40.0, 100_001)
+    lib = np.array([math.exp(v) for v in x])
+    return not (
+        np.array_equal(np.exp(x), lib)
+        and np.array_equal(np.log(lib), np.array([math.log(v) for v in lib]))
+    )
+
+
 def test_pgm_fit_identical_across_backends_posterior_max_to_tolerance():
     """The one-class pgm fit is the same bits on every backend: the NumPy and
     Numba E-steps add the log prior and the cells in the C++ kernel's order, the
@@ -258,6 +270,14 @@ def test_pgm_fit_identical_across_backends_posterior_max_to_tolerance():
     ref = fits[backends[0]]
     for b in backends[1:]:
         f = fits[b]
+        if b == "numpy" and _numpy_simd_math():
+            # NumPy's AVX-512 exp/log are not the C library's to the last bit
+            # (measured: theta 1e-14 apart after 15 iterations)
+            np.testing.assert_allclose(f.theta, ref.theta, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(f.weights, ref.weights, rtol=1e-10, atol=1e-15)
+            assert f.loglik == pytest.approx(ref.loglik, rel=1e-13)
+            assert (f.scale, f.n_iter) == (ref.scale, ref.n_iter)
+            continue
         np.testing.assert_array_equal(f.theta, ref.theta)
         np.testing.assert_array_equal(f.weights, ref.weights)
         assert (f.loglik, f.scale, f.n_iter) == (ref.loglik, ref.scale, ref.n_iter)

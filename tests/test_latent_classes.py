@@ -67,10 +67,32 @@ def test_latent_classes_remove_most_of_the_error(gen):
     assert new.mean() < 0.5 * old.mean()
 
 
-def test_bic_keeps_one_class_on_the_one_class_model():
+def test_aic_keeps_one_class_on_the_one_class_model():
+    """One class on the one-class model's data; the search stops after two
+    candidates in a row that do not pay (K = 8 is never fitted); the BIC is
+    reported beside the AIC that chose."""
     r = cf.simulate(800, 5, 10, seed=3, as_counts=True)
     fit = classes.fit_pgm(np.asarray(r.successes), np.asarray(r.n_draws))
-    assert fit.n_classes == 1 and fit.bic[1] < fit.bic[2]
+    assert fit.n_classes == 1 and fit.aic[1] < min(fit.aic[2], fit.aic[4])
+    assert set(fit.aic) == set(fit.bic) == {1, 2, 4}
+    for k, a in fit.aic.items():  # the two criteria differ by their penalties
+        assert fit.bic[k] - a > 0
+
+
+def test_class_search_looks_past_a_k_that_does_not_pay(monkeypatch):
+    """A candidate that does not improve the AIC does not end the search; the
+    second in a row does (SELECT_PATIENCE = 2)."""
+    fake = {1: 100.0, 2: 101.0, 4: 90.0, 8: 95.0, 16: 96.0, 32: 0.0}
+    seen = []
+
+    def fit_classes(S, G, topic, k, **kw):
+        seen.append(k)
+        return k
+
+    monkeypatch.setattr(classes, "fit_classes", fit_classes)
+    monkeypatch.setattr(classes, "_aic", lambda f: fake[1 if f == "base" else f])
+    aic, fits = classes._select(None, None, None, (1, 2, 4, 8, 16, 32), 10, {}, "base")
+    assert seen == [2, 4, 8, 16] and min(aic, key=aic.get) == 4
 
 
 def test_backends_agree_on_a_class_fit():

@@ -151,7 +151,7 @@ def debiased_oracle(
           empirical Bayes, ``mean_n E_post[max_l p]`` (design §4b; our design, see
           :mod:`capfront.debias.latent`), with latent prompt classes
           (:mod:`capfront.debias.classes`): ``latent_classes="auto"`` (default:
-          chosen by BIC from 1, 2, 4, 8) or an int (``1``: the one-class model).
+          chosen by AIC from 1, 2, 4, 8) or an int (``1``: the one-class model).
           Options ``family`` (``"auto"``, default: ``"logitnormal"`` or
           ``"logit_t"`` by likelihood; or ``"betabinomial"``), ``scale``
           (fix the cell-effect scale), ``use_topics`` (default True: use

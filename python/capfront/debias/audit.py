@@ -12,7 +12,7 @@ Worlds (``WORLDS``; a world the data cannot support is left out):
 - ``latent``: the one-class latent model (:mod:`capfront.debias.latent`) with
   both cell-effect families by their likelihood when the data show a cell effect
   (``family="auto"``): the logit-normal and Beta tails near the ceiling;
-- ``classes``: the latent-class fit (:mod:`capfront.debias.classes`), when BIC
+- ``classes``: the latent-class fit (:mod:`capfront.debias.classes`), when AIC
   picks more than one class;
 - ``posterior``: no parametric distribution over prompts: the data's own
   prompts, resampled with replacement, each cell's rate drawn from its posterior
@@ -214,11 +214,11 @@ def audit(
         sets come from *both* fits, each with its likelihood weight
         (``family_weights``), when the Beta fit's intra-class correlation is at
         least ``MIX_MIN_ICC``.
-    latent_classes : ``pgm``'s latent prompt classes (``"auto"``: by BIC, see
+    latent_classes : ``pgm``'s latent prompt classes (``"auto"``: by AIC, see
         :func:`capfront.debias.classes.fit_pgm`); the refits keep the number
         chosen on the data.
     worlds : which of ``WORLDS`` to simulate (default ``DEFAULT_WORLDS``:
-        ``latent`` and, when BIC picks more than one class, ``classes``).
+        ``latent`` and, when AIC picks more than one class, ``classes``).
     sim_prompts : prompts per simulated data set (default ``min(N, 2000)``; the
         errors' spread around their mean is rescaled to ``N``).
     correct : quote ``estimate - mean bias over the passing worlds``.
@@ -605,7 +605,7 @@ def model_sensitivity(
 
     The rival models of the fitted one (``K`` latent classes, cell-effect family
     ``f``): ``2 K`` classes, and each other cell-effect family with ``K`` classes
-    (fewer classes than BIC's choice are not rivals: the data reject them). Every
+    (fewer classes than the chosen K are not rivals: the data reject them). Every
     other family counts, not only the Beta: when ``family="auto"`` takes the
     logit-t for its likelihood, the logit-normal is still a rival the data cannot
     rank by the oracle it implies (on the robustness battery's EvalPerf pools the t
@@ -633,8 +633,9 @@ def model_sensitivity(
         return float(posterior_max(f, backend, cell_means=False)[0].mean())
 
     base = estimate(K, fam)
-    # fewer classes than BIC's choice are rejected by the data (BIC +100 to
-    # +1,200 on the battery) yet can move the estimate by a point: not a rival
+    # fewer classes than the chosen K are rejected by the data (BIC +100 to
+    # +1,200 on the battery when BIC chose) yet can move the estimate by a
+    # point: not a rival
     alts = [(2 * K, fam)] + [(K, f) for f in others]
     rows = [
         {

@@ -27,7 +27,10 @@ one-class model, ``pi`` the mean responsibilities per label and the difficulty
 prior the ``r``-weighted mean posterior. Start: k-means on each prompt's centred
 logit success rates (fixed seed), one M-step from those hard classes.
 
-``K`` is chosen by BIC over ``CLASS_CANDIDATES`` (``-2 loglik + n_params log N``).
+``K`` is chosen by AIC over ``CLASS_CANDIDATES`` (``-2 loglik + 2 n_params``, an
+estimate of ``-2 x`` the log-likelihood of fresh prompts; every candidate is
+fitted). BIC (``n_params log N``) kept one class where two or three kinds of
+prompts mattered (near-ceiling pools, clustered prompts: docs/debiasing.md).
 Above ``SUBSAMPLE_ABOVE`` prompts the classes' hyperparameters are fitted on an
 evenly spaced subsample of ``SUBSAMPLE_SIZE`` prompts (they are global), and the
 posterior maximum runs on all prompts.
@@ -96,10 +99,13 @@ CLASS_MIN_RESP = 1e-6
 CHUNK = 8192
 # EM iterations of a class fit (the mixture converges more slowly than K = 1)
 CLASS_MAX_ITER = 150
-# EM tolerance (log-likelihood per cell) of the fits that only choose K: BIC
+# EM tolerance (log-likelihood per cell) of the fits that only choose K: AIC
 # differences between candidates are far larger than what EM gains below it
 SELECT_TOL = 2e-5
 SELECT_SIZE = 4000
+# the class search stops after this many candidates in a row that do not improve
+# the AIC (on the battery's near-ceiling pools K = 2 did not pay and K = 4, 8 did)
+SELECT_PATIENCE = 2
 SPARSE_R = 1e-8
 # pairs below this responsibility change the statistics by less than the E-step's
 # floor: left out of them
@@ -312,23 +318,30 @@ def _even(N: int, size: int) -> np.ndarray:
 
 
 def _select(S, G, topic, ks, max_iter, kw, base=None):
-    """BIC of each candidate number of classes (stops once more classes stop
-    paying) and the fits: ``(bic, fits)``; ``base``: the one-class fit of the
-    same prompts and options, when already made."""
+    """AIC of the candidate numbers of classes and their fits: ``(aic, fits)``;
+    ``base``: the one-class fit of the same prompts and options, when already
+    made. Candidates are fitted in increasing order until ``SELECT_PATIENCE``
+    in a row fail to improve on the best so far: a K that does not pay can be
+    followed by a larger one that does (two classes of a three-kind pool)."""
     if base is None:
         base = fit_latent(S, G, topic, max_iter=max_iter, **kw)
     fits = {1: base}
-    bic = {1: _bic(base, len(S))}
+    aic = {1: _aic(base)}
+    misses = 0
     for k in sorted(k for k in ks if k > 1):
         fits[k] = fit_classes(
             S, G, topic, k, base=base, max_iter=min(max_iter, CLASS_MAX_ITER), **kw
         )
-        bic[k] = _bic(fits[k], len(S))
-        if bic[k] > min(v for kk, v in bic.items() if kk < k):
-            break  # more classes stopped paying: larger K would not either
+        aic[k] = _aic(fits[k])
+        misses = (
+            misses + 1 if aic[k] >= min(v for kk, v in aic.items() if kk < k) else 0
+        )
+        if misses >= SELECT_PATIENCE:
+            break
     if 1 not in ks:
-        bic.pop(1)
-    return bic, fits
+        fits.pop(1)
+        aic.pop(1)
+    return aic, fits
 
 
 def choose_family(
@@ -362,7 +375,14 @@ def choose_family(
 
 
 def _bic(fit: LatentFit, n_prompts: int) -> float:
+    """``-2 loglik + n_params log N`` (reported beside the AIC; not the choice)."""
     return float(-2.0 * fit.loglik + fit.n_params * np.log(max(n_prompts, 2)))
+
+
+def _aic(fit: LatentFit) -> float:
+    """``-2 loglik + 2 n_params``: an estimate of ``-2 x`` the expected
+    log-likelihood of fresh prompts, the criterion that chooses ``K``."""
+    return float(-2.0 * fit.loglik + 2.0 * fit.n_params)
 
 
 def fit_pgm(
@@ -382,12 +402,13 @@ def fit_pgm(
     one_class: LatentFit | None = None,
 ) -> LatentFit:
     """The ``pgm`` fit: ``latent_classes`` an int (``1``: the one-class model) or
-    ``"auto"``: the BIC-best of ``candidates`` (``LatentFit.bic`` holds them);
+    ``"auto"``: the AIC-best of ``candidates`` (``LatentFit.aic`` holds them,
+    ``LatentFit.bic`` the BIC for comparison);
     ``family`` one of ``FAMILIES`` or ``"auto"`` (:func:`choose_family`;
     ``LatentFit.family_loglik`` holds the candidates' log-likelihoods).
     With ``init`` the refit keeps ``init``'s number of classes and family;
     ``one_class``: the one-class fit of the same data and family, returned when
-    BIC picks one class."""
+    AIC picks one class."""
     if family != "auto" and family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; use 'auto' or one of {FAMILIES}")
     if init is not None:
@@ -434,7 +455,7 @@ def fit_pgm(
     # differences between candidates there are hundreds of nats), with a looser
     # EM tolerance
     sel = _even(N, SELECT_SIZE)
-    bic, fits = _select(
+    aic, fits = _select(
         S[sel],
         G[sel],
         t_all[sel],
@@ -443,7 +464,7 @@ def fit_pgm(
         {**kw, "tol": max(tol, SELECT_TOL)},
         base=sel_fit,  # (the same prompts and options)
     )
-    best = min(bic, key=lambda k: (bic[k], k))
+    best = min(aic, key=lambda k: (aic[k], k))
     if best == 1:
         out = (
             dataclasses.replace(one_class)
@@ -462,7 +483,8 @@ def fit_pgm(
             out = dataclasses.replace(
                 out, tables=tables, cell_row=cell_row, topic=t_all, class_resp=None
             )
-    out.bic = bic
+    out.aic = aic
+    out.bic = {k: _bic(f, len(sel)) for k, f in fits.items()}
     out.family_loglik = family_ll
     return out
 
@@ -572,6 +594,7 @@ def pgm_decomposition(
     )
     dec = fit_decomposition(fit, *posterior_max(fit, backend, min_resp=min_resp))
     dec.diagnostics["latent_classes"] = fit.n_classes
+    dec.diagnostics["aic"] = dict(fit.aic)
     dec.diagnostics["bic"] = dict(fit.bic)
     return dec
 
@@ -615,6 +638,7 @@ def naive_shortcut(S: np.ndarray, G: np.ndarray) -> Decomposition | None:
         {
             "naive_bias_bound": bound,
             "latent_classes": 0,
+            "aic": {},
             "bic": {},
             "note": (
                 f"pgm returned the naive oracle: with this many draws per cell its "

@@ -627,6 +627,7 @@ class LatentFit:
     class_weights: np.ndarray | None = field(default=None, repr=False)  # (T, K)
     class_resp: np.ndarray | None = field(default=None, repr=False)  # (N, K)
     bic: dict = field(default_factory=dict)  # n_classes -> BIC, when selected
+    aic: dict = field(default_factory=dict)  # n_classes -> AIC (the choice)
     # family -> one-class log-likelihood on the selection subsample (family="auto")
     family_loglik: dict = field(default_factory=dict)
     # a lean fit (many prompts) keeps no ``resp`` (None) but the parameters

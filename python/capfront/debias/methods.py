@@ -37,7 +37,7 @@ COUNT_ONLY = (
     "crossfit",
     "jackknife",
 )
-# pgm's latent prompt classes by default ("auto": chosen by BIC from 1, 2, 4, 8)
+# pgm's latent prompt classes by default ("auto": chosen by AIC from 1, 2, 4, 8)
 PGM_LATENT_CLASSES: int | str = "auto"
 _OPTIONS = {
     "naive": (),
