@@ -80,6 +80,10 @@ from .latent import posterior_max as _posterior_max_one
 from .result import Decomposition
 
 CLASS_CANDIDATES = (1, 2, 4, 8)
+# latent_classes="auto" tries K only with at least this many prompts per class:
+# fewer cannot pin a class's L aptitudes (the AIC took K = 8 on EvalPerf's 118
+# prompts, 15 per class, and the fit and audit took 5x as long as with K = 2)
+MIN_CLASS_PROMPTS = 50
 # family="auto": the cell-effect families pgm chooses from by marginal likelihood
 # (the Beta family stays opt-in), and the log-likelihood (nats) a later one must
 # gain over the earlier to be chosen. Why the Student t: with rare large cell
@@ -402,7 +406,8 @@ def fit_pgm(
     one_class: LatentFit | None = None,
 ) -> LatentFit:
     """The ``pgm`` fit: ``latent_classes`` an int (``1``: the one-class model) or
-    ``"auto"``: the AIC-best of ``candidates`` (``LatentFit.aic`` holds them,
+    ``"auto"``: the AIC-best of ``candidates`` with at least
+    ``MIN_CLASS_PROMPTS`` prompts per class (``LatentFit.aic`` holds them,
     ``LatentFit.bic`` the BIC for comparison);
     ``family`` one of ``FAMILIES`` or ``"auto"`` (:func:`choose_family`;
     ``LatentFit.family_loglik`` holds the candidates' log-likelihoods).
@@ -428,6 +433,8 @@ def fit_pgm(
             f"latent_classes must be 'auto' or an int >= 1, not {latent_classes!r}"
         )
     N = S.shape[0]
+    if isinstance(latent_classes, str):  # "auto": classes of MIN_CLASS_PROMPTS
+        ks = tuple(k for k in ks if k * MIN_CLASS_PROMPTS <= N) or (min(ks),)
     sel_fit, family_ll = None, {}
     if family == "auto":
         if one_class is not None:
