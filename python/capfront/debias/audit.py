@@ -250,7 +250,9 @@ def audit(
         raise ValueError(
             f"n_workers must be >= 1 (or None: the kernel threads), got {n_workers!r}"
         )
-    S, G = counts(results, "audit")
+    # the counts as stored (uint8 / uint16 ..., n_draws possibly a broadcast
+    # view): every estimator, fit and check reads them in blocks of prompts
+    S, G = counts(results, "audit", compact=True)
     g = min_draws(G)
     if g < 2:
         raise ValueError("audit needs at least 2 generations per cell")
