@@ -78,3 +78,23 @@ def test_pgm_coarse_path_backends_agree():
     # the NumPy reference's posterior maximum is the exact integral (about
     # 2e-10 from cpp, tests/test_determinism.py)
     assert npy.value == pytest.approx(cpp.value, abs=1e-8)
+
+
+def test_audit_fits_the_counts_pgm_fits():
+    """Above 500 draws a cell the audit's fits read the coarsened counts too:
+    its pgm estimate of the data is ``debiased_oracle``'s."""
+    S = _beta_counts(60, 3, 600, seed=4)
+    res = cf.EvalResults.from_counts(S, 600)
+    kw = dict(backend="cpp", latent_classes=1, family="logitnormal")
+    a = cf.audit(
+        res,
+        n_sims=2,
+        n_workers=1,
+        worlds=("latent",),
+        methods=("pgm", "naive"),
+        sim_prompts=20,
+        **kw,
+    )
+    assert (
+        a.data_estimates["value"]["pgm"] == cf.debiased_oracle(res, "pgm", **kw).value
+    )

@@ -123,3 +123,16 @@ def test_audit_on_compact_counts_equals_int64(monkeypatch):
     want = cf.audit(res, **kw)
     assert got.table.equals(want.table)
     assert got.data_estimates == want.data_estimates
+
+
+@pytest.mark.parametrize("backend", ["cpp", "numba", "numpy"])
+def test_curve_columns_do_not_depend_on_the_other_sizes(backend):
+    """The audit computes the data's curve at the checks' sizes only: each
+    size's column is the full curve's, bit for bit."""
+    S, Gm = _data(N=50 if backend == "numpy" else 160)
+    full = np.arange(1, 10, dtype=np.int64)
+    cs = check_sizes(9)
+    whole = curve_rows(S, Gm, full, backend)
+    np.testing.assert_array_equal(
+        curve_rows(S, Gm, cs, backend), whole[:, np.searchsorted(full, cs)]
+    )
