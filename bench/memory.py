@@ -40,6 +40,9 @@ CALLS = {
     "frontier": "cf.frontier(res)",
     "bootstrap": "cf.bootstrap(res, 'naive_oracle', n_resamples=1000)",
     "debiased_oracle_crossfit": "cf.debiased_oracle(res, 'crossfit')",
+    "debiased_oracle_jackknife": "cf.debiased_oracle(res, 'jackknife')",
+    "debiased_oracle_extrapolation": "cf.debiased_oracle(res, 'extrapolation')",
+    "debiased_oracle_bootstrap_bc": "cf.debiased_oracle(res, 'bootstrap_bc')",
     "gap_decomposition": "cf.gap_decomposition(res)",
     "debiased_oracle_pgm": "cf.debiased_oracle(res, 'pgm')",
     # pgm's fit and posterior maximum on the counts as stored (what

@@ -90,7 +90,7 @@ def _decompose(
         if bad:
             raise ValueError(f"method {method!r} does not take option(s) {sorted(bad)}")
         return GRADED_MC[method](results, backend=backend, **options)
-    S, G = counts(results, f"method {method!r}", compact=method == "pgm")
+    S, G = counts(results, f"method {method!r}", compact=True)
     topic = None
     topics = None
     if method == "pgm":

@@ -79,7 +79,7 @@ from .extrapolation import (
     fit_sizes,
     jackknife_decomposition,
 )
-from .many_draws import shortcut_audit
+from .many_draws import coarse_counts, shortcut_audit
 from .methods import decompose_counts
 
 AUDIT_METHODS = (
@@ -250,7 +250,9 @@ def audit(
         raise ValueError(
             f"n_workers must be >= 1 (or None: the kernel threads), got {n_workers!r}"
         )
-    S, G = counts(results, "audit")
+    # the counts as stored (uint8 / uint16 ..., n_draws possibly a broadcast
+    # view): every estimator, fit and check reads them in blocks of prompts
+    S, G = counts(results, "audit", compact=True)
     g = min_draws(G)
     if g < 2:
         raise ValueError("audit needs at least 2 generations per cell")
@@ -275,12 +277,14 @@ def audit(
     if "pgm" in methods and (short := naive_shortcut(S, G)) is not None:
         # many draws per cell: pgm is the naive oracle, whose bias is bounded
         return shortcut_audit(short, methods, level, family, t0)
+    # the fits read the counts pgm's do (coarsened above 500 draws a cell)
+    S_fit = S if (coarse := coarse_counts(S, G)) is None else coarse
     alt = None  # the other family's fit (family="auto")
     if family == "auto":
         # the logit-scale family as pgm's own "auto" picks it (normal or t)
-        cont = choose_family(S, G, topic, backend=backend, topics=names)[0]
+        cont = choose_family(S_fit, G, topic, backend=backend, topics=names)[0]
         fits = [
-            fit_latent(S, G, topic, family=f, backend=backend, topics=names)
+            fit_latent(S_fit, G, topic, family=f, backend=backend, topics=names)
             for f in (cont, "betabinomial")
         ]
         delta = float(fits[1].loglik - fits[0].loglik)
@@ -293,12 +297,12 @@ def audit(
             alt = None
             family_weights = {family: 1.0}
     else:
-        fit = fit_latent(S, G, topic, family=family, backend=backend, topics=names)
+        fit = fit_latent(S_fit, G, topic, family=family, backend=backend, topics=names)
         family_weights = {family: 1.0}
     # pgm as quoted: the latent-class fit (K = 1 is `fit` itself)
     if "pgm" in methods or "classes" in worlds:
         pfit = fit_pgm(
-            S,
+            S_fit,
             G,
             topic,
             latent_classes=latent_classes,
@@ -469,7 +473,11 @@ def audit(
         else:
             dec = decompose_counts(S, G, m, backend=backend)
             data_est[m], data_se[m] = dec.estimate(), dec.standard_error()
-    data_stats = check_statistics(S, G, curve_rows(S, G, sizes, backend), sizes)
+    # the curve at the checks' sizes only (each size's column is computed on
+    # its own: the same values as those columns of the full curve): (N, 3)
+    # float64, not (N, len(sizes)) (960 MB at N = 1e7, G = 20)
+    cs = check_sizes(g)
+    data_stats = check_statistics(S, G, curve_rows(S, G, cs, backend), cs)
 
     check_rows = []
     weights = {}

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._input import row_blocks
+from ._input import min_draws, row_blocks
 from .bias_correction import naive_rows
 
 CHECKS = ("curve_g1", "curve_mid", "curve_G", "eig_share", "max_at_G", "max_at_0")
@@ -101,7 +101,7 @@ def statistics(
 ) -> np.ndarray:
     """The ``CHECKS`` of one data set; ``curve`` holds the per-prompt subsample
     curve rows ``(N, len(sizes))`` (sizes including :func:`check_sizes`)."""
-    g = int(G[G > 0].min())
+    g = min_draws(G)  # in blocks: no (N, L) copy of compact counts
     cs = check_sizes(g)
     at = np.searchsorted(sizes, cs)
     means = curve[:, at].mean(axis=0)

@@ -586,8 +586,13 @@ def pgm_decomposition(
     short = naive_shortcut(S, G)
     if short is not None:
         return short
+    from .many_draws import coarse_counts
+
+    # many draws per cell: the fit on counts rounded to a grid finer than the
+    # sampling noise (no more table rows than that grid has; many_draws.py)
+    coarse = coarse_counts(S, G)
     fit = fit_pgm(
-        S,
+        S if coarse is None else coarse,
         G,
         topic,
         latent_classes=latent_classes,
@@ -603,6 +608,7 @@ def pgm_decomposition(
     dec.diagnostics["latent_classes"] = fit.n_classes
     dec.diagnostics["aic"] = dict(fit.aic)
     dec.diagnostics["bic"] = dict(fit.bic)
+    dec.diagnostics["coarsened_counts"] = coarse is not None
     return dec
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from .._kernels import dispatch
 from .._kernels.crossfit import crossfit_rows_np  # noqa: F401  (moved there)
 from ._input import require_min_draws
-from .bias_correction import _identity
+from .bias_correction import _identity, by_row_blocks
 from .result import Decomposition
 
 
@@ -23,8 +23,9 @@ def crossfit_rows(
     S: np.ndarray, G: np.ndarray, backend: str | None = None
 ) -> np.ndarray:
     """Expected cross-fit value per prompt, ``(N,)`` (the ``crossfit_rows``
-    kernel of :mod:`capfront._kernels.crossfit`)."""
-    return dispatch("crossfit_rows", backend)(S, G)
+    kernel of :mod:`capfront._kernels.crossfit`), on counts in any integer
+    dtype, in blocks of prompts (:func:`~.bias_correction.by_row_blocks`)."""
+    return by_row_blocks(dispatch("crossfit_rows", backend), S, G)
 
 
 def crossfit_decomposition(

@@ -13,7 +13,7 @@ import numpy as np
 from .._kernels import dispatch
 from .._validate import real_number, whole_number
 from ._input import min_draws, require_min_draws
-from .bias_correction import feasible
+from .bias_correction import by_row_blocks, feasible
 from .result import Decomposition
 
 LAM_BOUNDS = (0.25, 1.0)
@@ -24,9 +24,11 @@ def curve_rows(
     S: np.ndarray, G: np.ndarray, sizes: np.ndarray, backend: str | None = None
 ) -> np.ndarray:
     """Per-prompt exact subsample curve, ``(N, len(sizes))`` (the
-    ``subsample_curve_rows`` kernel of :mod:`capfront._kernels.subsample`)."""
+    ``subsample_curve_rows`` kernel of :mod:`capfront._kernels.subsample`), on
+    counts in any integer dtype, in blocks of prompts
+    (:func:`~.bias_correction.by_row_blocks`)."""
     sizes = np.ascontiguousarray(sizes, dtype=np.int64)
-    return dispatch("subsample_curve_rows", backend)(S, G, sizes)
+    return by_row_blocks(dispatch("subsample_curve_rows", backend), S, G, sizes)
 
 
 def fit_decay(

@@ -87,9 +87,11 @@ def decompose_counts(
     audit uses). ``topic``: integer topic code per prompt (``pgm`` only)."""
     _check_method(method)
     _check_options(method, options)
-    # pgm's fits read the counts in any integer dtype (its table rows are built
-    # in blocks of prompts): no (N, L) int64 copies of compact counts
-    S, G = check_counts(successes, n_draws, compact=method == "pgm")
+    # every estimator reads the counts in any integer dtype (pgm's table rows,
+    # the cross-fit and subsample-curve kernels and the naive and bootstrap
+    # rows are built in blocks of prompts): no (N, L) int64 copies of compact
+    # counts
+    S, G = check_counts(successes, n_draws, compact=True)
     if S.shape[1] < 1:
         raise ValueError("need at least one model")
     if int(G.max()) < 2 and method != "naive":
