@@ -149,3 +149,13 @@ def test_latent_class_worlds_draw_classes_within_labels():
     assert fit.theta.shape == (4, 4) and fit.class_weights.shape == (2, 2)
     p, t = fit.simulate_p(5000, np.random.default_rng(0), np.array([0.5, 0.5]))
     assert p.shape == (5000, 4) and set(np.unique(t)) == {0, 1}
+
+
+def test_auto_classes_need_enough_prompts_per_class():
+    """``latent_classes="auto"`` tries K only with MIN_CLASS_PROMPTS prompts a
+    class: 120 prompts allow K = 1, 2 (and a fixed K is still fitted)."""
+    S, G, _ = _topics(120, 3, 5, seed=2, K=4)
+    fit = classes.fit_pgm(S, G)
+    assert set(fit.aic) <= {1, 2} and fit.n_classes <= 2
+    assert 120 // classes.MIN_CLASS_PROMPTS == 2
+    assert classes.fit_pgm(S, G, latent_classes=4, max_iter=3).n_classes == 4
