@@ -188,6 +188,7 @@ def fit_classes(
     base: LatentFit | None = None,
     topics: list | None = None,
     backend: str | None = None,
+    t_df: float | None = None,
 ) -> LatentFit:
     """Fit ``n_classes`` latent prompt classes (within each topic label) by EM.
 
@@ -195,6 +196,8 @@ def fit_classes(
     audit's refits); ``base``: the one-class fit of the same data (the start of
     ``theta``, the scale and the difficulty prior; fitted here when not given).
     Stops when an iteration gains less than ``tol`` log-likelihood per cell.
+    ``t_df`` (``family="logit_t"``): the Student t's degrees of freedom;
+    ``None``: ``init``'s or ``base``'s (a base fitted here chooses them).
     ``n_classes = 1`` is :func:`~capfront.debias.latent.fit_latent`."""
     K = int(n_classes)
     if K < 1:
@@ -208,7 +211,7 @@ def fit_classes(
     kw = dict(family=family, scale=scale, tol=tol, theta_sd=theta_sd, backend=backend)
     if K == 1:
         return fit_latent(
-            S, G, topic, max_iter=max_iter, init=init, topics=topics, **kw
+            S, G, topic, max_iter=max_iter, init=init, topics=topics, t_df=t_df, **kw
         )
     name = resolve_backend(backend)
     t0 = time.perf_counter()
@@ -231,9 +234,11 @@ def fit_classes(
         h = 10 * SCALE_RES[family]
         weights = init.weights.copy()
         pi = init.class_weights.copy()
+        nu = init.nu if t_df is None else float(t_df)
     else:
         if base is None or base.theta.shape != (L, T):
-            base = fit_latent(S, G, topic, max_iter=300, **kw)
+            base = fit_latent(S, G, topic, max_iter=300, t_df=t_df, **kw)
+        nu = base.nu if t_df is None else float(t_df)
         sc = float(base.scale)
         h = 10 * SCALE_RES[family]
         weights = base.weights.copy()
@@ -252,14 +257,15 @@ def fit_classes(
             C = C + _stats(name, wr[keep], rows[keep], grp[keep], T * K, em.n_rows)
         C = C.reshape(L, T * K, em.n_rows, -1)
         theta, sc, h = _m_step(
-            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em
-        )
+            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em,
+            nu,
+        )  # fmt: skip
     ll_old = -np.inf
     converged = False
     it = 0
     prev_r = None
     for it in range(1, int(max_iter) + 1):
-        table = em.table(em.logh(tables, family, sc), theta)
+        table = em.table(em.logh(tables, family, sc, nu), theta)
         log_w = np.log(np.maximum(weights, 1e-300))
         log_pi = np.log(np.maximum(pi, 1e-300))
         args = (name, table, em.cell_row, topic, K, T, em.n_rows, log_w, log_pi)
@@ -278,12 +284,14 @@ def fit_classes(
         pi = _class_weights(r, topic, T, counts_t)
         del stats
         theta, sc, h = _m_step(
-            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em
-        )
+            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em,
+            nu,
+        )  # fmt: skip
     state = (theta, sc, weights, ll, it, converged)
+    t_fit = nu if family == "logit_t" else None
     return _latent_fit(family, state, topics, T, t0, tables, cell_row, topic,
                        resp=np.zeros((0, len(D_GRID))), n_classes=K,
-                       class_weights=pi, class_resp=r)  # fmt: skip
+                       class_weights=pi, class_resp=r, t_df=t_fit)  # fmt: skip
 
 
 def _base_resp(base: LatentFit, name: str):
@@ -416,7 +424,15 @@ def fit_pgm(
                 S, G, topic, scale=scale, max_iter=max_iter, tol=tol,
                 backend=backend, topics=topics,
             )  # fmt: skip
+    # the t's degrees of freedom: the family choice's or the one-class fit's
+    # (chosen once, on the selection subsample, not again per fit)
+    t_df = None
+    if family == "logit_t" and init is None:
+        src = one_class if one_class is not None else sel_fit
+        if src is not None and src.family == "logit_t":
+            t_df = src.t_df
     kw = dict(family=family, scale=scale, tol=tol, backend=backend, topics=topics)
+    kw["t_df"] = t_df
     if ks == (1,):
         out = fit_latent(S, G, topic, max_iter=max_iter, init=init, **kw)
         out.family_loglik = family_ll
@@ -444,6 +460,8 @@ def fit_pgm(
         base=sel_fit,  # (the same prompts and options)
     )
     best = min(bic, key=lambda k: (bic[k], k))
+    if family == "logit_t" and kw["t_df"] is None:
+        kw["t_df"] = fits[1].t_df  # (chosen on the selection subsample)
     if best == 1:
         out = (
             dataclasses.replace(one_class)
@@ -489,7 +507,7 @@ def posterior_max(
     J = len(D_GRID)
     if stride is None:
         stride = _auto_stride(fit)
-    table = _cell_table(fit.tables.logh(fit.family, fit.scale), fit.theta)
+    table = _cell_table(fit.logh(), fit.theta)
     log_w = np.log(np.maximum(fit.weights, 1e-300))
     log_pi = np.log(np.maximum(fit.class_weights, 1e-300))
     emax = np.zeros(N)
