@@ -7,7 +7,7 @@ points, the chosen family, its degrees of freedom (when reported) and the
 seconds of the call.
 
 Usage: ``PYTHONPATH=python nice -n 10 python bench/logit_t_df.py [--out f.csv]
-[--set heavy|regress|all]``.
+[--set heavy|regress|extra|all]`` (``all``: heavy and regress).
 """
 
 from __future__ import annotations
@@ -33,6 +33,19 @@ HEAVY = [
 REGRESS = [
     (f, 12, 5, rep)
     for f in ("heavy_tail", "pgm_own", "topics", "near_ceiling")
+    for rep in (0, 1)
+]
+# the families where the t is chosen, at the other L
+EXTRA = [
+    (f, L, G, rep)
+    for f, L, G in (
+        ("heavy_tail", 30, 5),
+        ("heavy_tail", 30, 20),
+        ("near_ceiling", 30, 5),
+        ("near_ceiling", 4, 5),
+        ("evalperf", 30, 5),
+        ("ceiling_flaky", 4, 5),
+    )
     for rep in (0, 1)
 ]
 
@@ -62,10 +75,12 @@ def row(name: str, L: int, G: int, rep: int, N: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="")
-    ap.add_argument("--set", default="all", choices=["heavy", "regress", "all"])
+    names = ["heavy", "regress", "extra", "all"]
+    ap.add_argument("--set", default="all", choices=names)
     ap.add_argument("--N", type=int, default=2000)
     a = ap.parse_args()
-    keys = {"heavy": HEAVY, "regress": REGRESS, "all": HEAVY + REGRESS}[a.set]
+    sets = {"heavy": HEAVY, "regress": REGRESS, "extra": EXTRA}
+    keys = sets.get(a.set, HEAVY + REGRESS)
     out = open(a.out, "w") if a.out else sys.stdout  # noqa: SIM115
     cols = "world,L,G,rep,seed,error,naive,family,t_df,classes,seconds"
     print(cols, file=out, flush=True)

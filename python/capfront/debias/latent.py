@@ -54,6 +54,8 @@ FAMILIES = ("logitnormal", "betabinomial", "logit_t")
 # (nats) a step must gain to be taken
 T_DF_GRID = (1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
 T_DF_MARGIN = 2.0
+# EM iterations of a t fit that may lose likelihood before it stops
+T_MAX_DOWN = 3
 T_STEP = 0.05
 T_GRID = np.arange(-16.0, 16.0 + T_STEP / 2, T_STEP)
 ETA_STEP = 0.1
@@ -998,6 +1000,7 @@ def fit_latent(
     ll_old = -np.inf
     converged = False
     it = 0
+    n_down = 0
     em = EMRows(tables, cell_row)
     for it in range(1, max_iter + 1):
         table = em.table(em.logh(tables, family, sc, nu), theta)
@@ -1012,8 +1015,14 @@ def fit_latent(
                 name, table, em.cell_row, topic, log_w, resp, K, em.n_rows
             )
         if ll - ll_old < tol * n_cells and it > 1:
-            converged = True
-            break
+            if family == "logit_t" and ll < ll_old and n_down < T_MAX_DOWN:
+                # a step that lost likelihood (the scale's parabola overshot):
+                # not convergence for the t, whose fits at the degrees of
+                # freedom compared must each reach their maximum
+                n_down += 1
+            else:
+                converged = True
+                break
         ll_old = ll
         weights = w_sum / N if lean else resp.mean(axis=0)
         theta, sc, h = _m_step(
@@ -1040,12 +1049,15 @@ def fit_t_df(
     (heavier tails first): each neighbour's fit is warm-started at the current
     best and replaces it when its log-likelihood is more than ``T_DF_MARGIN``
     nats higher; the walk stops at the first step that does not pay (the
-    profile log-likelihood in ``nu`` is unimodal on the battery's worlds). A
-    walk costs two warm-started fits when ``LOGIT_T_DF`` stays best, one more
-    per step taken. Above ``SUBSAMPLE_ABOVE`` prompts the walk runs on the
-    evenly spaced subsample the hyperparameters are fitted on, then all
-    prompts are fitted at the chosen ``nu``. ``LatentFit.t_df_loglik`` holds
-    the log-likelihood of every ``nu`` tried; ``kw``: :func:`fit_latent`'s
+    profile log-likelihood in ``nu`` is unimodal on the battery's worlds).
+    Then one more fit at the vertex of the parabola in ``log nu`` through the
+    best grid point and its neighbours (:func:`_t_df_vertex`), taken when its
+    log-likelihood is higher. The walk costs three warm-started fits when
+    ``LOGIT_T_DF`` stays best, one more per step taken. Above
+    ``SUBSAMPLE_ABOVE`` prompts the walk runs on the evenly spaced subsample
+    the hyperparameters are fitted on, then all prompts are fitted at the
+    chosen ``nu``. ``LatentFit.t_df_loglik`` holds the log-likelihood of every
+    ``nu`` tried; ``kw``: :func:`fit_latent`'s
     options."""
     N = S.shape[0]
     if init is None and N > SUBSAMPLE_ABOVE:
@@ -1077,8 +1089,35 @@ def fit_t_df(
         if best != i0:
             break  # moved: the other side is downhill
     out = fits[best]
-    out.t_df_loglik = {grid[i]: float(f.loglik) for i, f in sorted(fits.items())}
+    tried = {grid[i]: float(f.loglik) for i, f in fits.items()}
+    nu = _t_df_vertex(grid, fits, best)
+    if nu is not None and nu not in tried:
+        # between the grid points: the vertex of the parabola in log nu
+        fine = fit_latent(S, G, topic, family="logit_t", t_df=nu, init=out, **kw)
+        tried[nu] = float(fine.loglik)
+        if fine.loglik > out.loglik:
+            out = fine
+    out.t_df_loglik = dict(sorted(tried.items()))
     return out
+
+
+def _t_df_vertex(grid, fits, best) -> float | None:
+    """The degrees of freedom at the vertex of the parabola in ``log nu``
+    through the log-likelihoods of the best grid point and its two neighbours
+    (when both were fitted and the parabola is concave), rounded to 0.05;
+    ``None`` otherwise."""
+    if best - 1 not in fits or best + 1 not in fits:
+        return None
+    x = np.log([grid[best - 1], grid[best], grid[best + 1]])
+    q = [fits[i].loglik for i in (best - 1, best, best + 1)]
+    den = (x[0] - x[1]) * (x[0] - x[2]) * (x[1] - x[2])
+    a2 = (x[2] * (q[1] - q[0]) + x[1] * (q[0] - q[2]) + x[0] * (q[2] - q[1])) / den
+    a1 = (x[2] ** 2 * (q[0] - q[1]) + x[1] ** 2 * (q[2] - q[0])
+          + x[0] ** 2 * (q[1] - q[2])) / den  # fmt: skip
+    if not a2 < 0:
+        return None
+    v = float(np.clip(-a1 / (2 * a2), x[0], x[2]))
+    return float(round(np.exp(v) * 20) / 20)
 
 
 def _start_theta(S: np.ndarray, G: np.ndarray, topic: np.ndarray, K: int) -> np.ndarray:
