@@ -1052,8 +1052,10 @@ def fit_t_df(
     profile log-likelihood in ``nu`` is unimodal on the battery's worlds).
     Then one more fit at the vertex of the parabola in ``log nu`` through the
     best grid point and its neighbours (:func:`_t_df_vertex`), taken when its
-    log-likelihood is higher. The walk costs three warm-started fits when
-    ``LOGIT_T_DF`` stays best, one more per step taken. Above
+    log-likelihood is higher. The chosen ``nu`` is then fitted once more from
+    the walk's start, so that the result is ``fit_latent(..., t_df=nu,
+    init=init)`` bit for bit. The walk costs three warm-started fits when
+    ``LOGIT_T_DF`` stays best, one more per step taken (and the refit). Above
     ``SUBSAMPLE_ABOVE`` prompts the walk runs on the evenly spaced subsample
     the hyperparameters are fitted on, then all prompts are fitted at the
     chosen ``nu``. ``LatentFit.t_df_loglik`` holds the log-likelihood of every
@@ -1066,9 +1068,8 @@ def fit_t_df(
         sfit = fit_t_df(S[sub], G[sub], t_sub, grid=grid, **kw)
         K = 1 if topic is None else int(np.max(topic)) + 1
         if sfit.theta.shape[1] == K:
-            out = fit_latent(
-                S, G, topic, family="logit_t", init=sfit, t_df=sfit.t_df, **kw
-            )
+            # (the plain fit at that nu: its own subsample start, then all)
+            out = fit_latent(S, G, topic, family="logit_t", t_df=sfit.t_df, **kw)
             out.t_df_loglik = dict(sfit.t_df_loglik)
             return out
     grid = tuple(sorted(float(g) for g in grid))
@@ -1097,6 +1098,11 @@ def fit_t_df(
         tried[nu] = float(fine.loglik)
         if fine.loglik > out.loglik:
             out = fine
+    if out.t_df != grid[i0]:
+        # the chosen nu's fit from the walk's own start: the same bits as any
+        # fit_latent(..., t_df=nu, init=init) (the audit's refits, pgm's with
+        # the audit's family), not dependent on the path of warm starts
+        out = fit_latent(S, G, topic, family="logit_t", t_df=out.t_df, init=init, **kw)
     out.t_df_loglik = dict(sorted(tried.items()))
     return out
 
