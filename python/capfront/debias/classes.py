@@ -55,6 +55,7 @@ from .latent import (
     D_GRID,
     FAMILIES,
     LEAN_ABOVE,
+    LOGIT_T_DF,
     SCALE_GRID,
     SCALE_RES,
     SUBSAMPLE_ABOVE,
@@ -71,6 +72,7 @@ from .latent import (
     _stats,
     fit_decomposition,
     fit_latent,
+    fit_t_df,
     resp_blocks,
 )
 from .latent import posterior_max as _posterior_max_one
@@ -354,14 +356,29 @@ def choose_family(
     highest one-class marginal log-likelihood, the later ones only when they gain
     more than ``FAMILY_MARGIN`` nats; fitted on an evenly spaced subsample of
     ``SELECT_SIZE`` prompts (EM tolerance ``SELECT_TOL``). Returns ``(family, its
-    fit on the subsample, {family: loglik})``."""
+    fit on the subsample, {family: loglik})``.
+
+    The t is fitted at ``LOGIT_T_DF`` degrees of freedom first; only when that
+    fit beats the normal by ``FAMILY_MARGIN`` are its degrees of freedom fitted
+    (:func:`~capfront.debias.latent.fit_t_df`, warm from it): a t that loses at
+    3 degrees of freedom is not chosen, as before they were fitted, and costs
+    one fit."""
     sel = _even(S.shape[0], SELECT_SIZE)
     t_sel = None if topic is None else np.asarray(topic)[sel]
     kw = dict(scale=scale, tol=max(tol, SELECT_TOL), backend=backend, topics=topics)
-    fits = {
-        f: fit_latent(S[sel], G[sel], t_sel, family=f, max_iter=max_iter, **kw)
-        for f in AUTO_FAMILIES
-    }
+    kw["max_iter"] = max_iter
+    fits = {}
+    for f in AUTO_FAMILIES:
+        if f != "logit_t":
+            fits[f] = fit_latent(S[sel], G[sel], t_sel, family=f, **kw)
+            continue
+        t3 = fit_latent(S[sel], G[sel], t_sel, family=f, t_df=LOGIT_T_DF, **kw)
+        rival = max(v.loglik for v in fits.values())
+        fits[f] = (
+            fit_t_df(S[sel], G[sel], t_sel, first=t3, **kw)
+            if t3.loglik > rival + FAMILY_MARGIN
+            else t3
+        )
     best = AUTO_FAMILIES[0]
     for f in AUTO_FAMILIES[1:]:
         if fits[f].loglik > fits[best].loglik + FAMILY_MARGIN:

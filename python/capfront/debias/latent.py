@@ -1042,6 +1042,7 @@ def fit_t_df(
     *,
     grid: tuple[float, ...] = T_DF_GRID,
     init: LatentFit | None = None,
+    first: LatentFit | None = None,
     **kw,
 ) -> LatentFit:
     """``family="logit_t"`` with the degrees of freedom chosen by marginal
@@ -1059,10 +1060,11 @@ def fit_t_df(
     ``SUBSAMPLE_ABOVE`` prompts the walk runs on the evenly spaced subsample
     the hyperparameters are fitted on, then all prompts are fitted at the
     chosen ``nu``. ``LatentFit.t_df_loglik`` holds the log-likelihood of every
-    ``nu`` tried; ``kw``: :func:`fit_latent`'s
-    options."""
+    ``nu`` tried; ``first``: the fit at ``LOGIT_T_DF`` when already made (the
+    same data, ``init`` and options; up to ``SUBSAMPLE_ABOVE`` prompts);
+    ``kw``: :func:`fit_latent`'s options."""
     N = S.shape[0]
-    if init is None and N > SUBSAMPLE_ABOVE:
+    if init is None and first is None and N > SUBSAMPLE_ABOVE:
         sub = np.arange(0, N, N // SUBSAMPLE_SIZE)
         t_sub = None if topic is None else np.asarray(topic)[sub]
         sfit = fit_t_df(S[sub], G[sub], t_sub, grid=grid, **kw)
@@ -1078,7 +1080,7 @@ def fit_t_df(
     def one(i: int, start: LatentFit | None) -> LatentFit:
         return fit_latent(S, G, topic, family="logit_t", t_df=grid[i], init=start, **kw)
 
-    fits = {i0: one(i0, init)}
+    fits = {i0: first if first is not None else one(i0, init)}
     best = i0
     for step in (-1, 1):
         j = best + step
