@@ -268,7 +268,7 @@ py::tuple pgm_emax(const carray<double>& resp, const py::object& cell_row_in,
                    const carray<std::int64_t>& cut, const carray<double>& w1,
                    const carray<double>& w2,
                    double min_resp, double eps, const carray<double>& tails,
-                   const carray<double>& edge_loglik) {
+                   const carray<double>& edge_loglik, double t_df) {
     return with_rows(cell_row_in, [&](const auto* rows, const py::array& cell_row) {
         require(resp.ndim() == 2 && cell_row.ndim() == 2 && resp.shape(0) == cell_row.shape(0),
                 "resp (N, J) and cell_row (N, L) must agree in N");
@@ -284,6 +284,7 @@ py::tuple pgm_emax(const carray<double>& resp, const py::object& cell_row_in,
         require(std::isfinite(scale) && scale >= 0.0 && (family != 1 || scale < 1.0),
                 "scale out of range");
         require(eps >= 0.0 && eps < 0.5, "eps must lie in [0, 0.5)");
+        require(std::isfinite(t_df) && t_df > 0.0, "t_df must be finite and > 0");
         const auto N = static_cast<std::size_t>(resp.shape(0));
         const auto J = static_cast<std::size_t>(resp.shape(1));
         const auto L = static_cast<std::size_t>(cell_row.shape(1));
@@ -320,7 +321,7 @@ py::tuple pgm_emax(const carray<double>& resp, const py::object& cell_row_in,
         py::array_t<double> pmean({static_cast<py::ssize_t>(N), static_cast<py::ssize_t>(L)});
         capfront::EmaxModel md{theta.data(), d_grid.data(), loglik.data(), t_grid.data(), T,
                                family, scale, ct, w1.data(), w2.data(), M1, eps,
-                               tails.data(), edge_loglik.data()};
+                               tails.data(), edge_loglik.data(), t_df};
         const double* r = resp.data();
         double* o1 = emax.mutable_data();
         double* o2 = emax2.mutable_data();
@@ -432,7 +433,9 @@ void register_debias(py::module_& m) {
           py::arg("theta"), py::arg("d_grid"), py::arg("loglik"), py::arg("t_grid"),
           py::arg("family"), py::arg("scale"), py::arg("cut"), py::arg("w1"), py::arg("w2"),
           py::arg("min_resp"), py::arg("eps"), py::arg("tails"), py::arg("edge_loglik"),
-          "Posterior E[max_l p], E[max_l p^2] per prompt and E[p] per cell.");
+          py::arg("t_df") = 3.0,
+          "Posterior E[max_l p], E[max_l p^2] per prompt and E[p] per cell "
+          "(t_df: the Student t's degrees of freedom, family 2).");
     m.def("pgm_class_estep", &pgm_class_estep, py::arg("table"), py::arg("cell_row"),
           py::arg("topic"), py::arg("n_classes"), py::arg("log_w"), py::arg("log_pi"),
           py::arg("prev_r"), py::arg("sparse_r"), py::arg("keep_r"), py::arg("block_rows"),

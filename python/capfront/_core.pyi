@@ -91,6 +91,7 @@ def pgm_emax(
     eps: float,
     tails: npt.NDArray[np.float64],
     edge_loglik: npt.NDArray[np.float64],
+    t_df: float = 3.0,
 ) -> tuple[
     npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]
 ]: ...

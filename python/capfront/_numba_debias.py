@@ -8,8 +8,9 @@ import numpy as np
 from ._jit import njit, prange
 from ._kernels.expected_max import _subsample_rows_nb, hypergeom_cdf_nb
 
-# degrees of freedom of the logit Student-t cell effect (family 2, "logit_t"); the
-# C++ kernels' capfront::kLogitTDf is the same number
+# default degrees of freedom of the logit Student-t cell effect (family 2,
+# "logit_t"; the fits choose them from capfront.debias.latent.T_DF_GRID); the C++
+# kernels' capfront::kLogitTDf is the same number
 LOGIT_T_DF = 3.0
 
 
@@ -268,6 +269,7 @@ def _emax_nb(
     emax,
     emax2,
     pmean,
+    t_df,
 ):
     N, L = cell_row.shape
     J = resp.shape[1]
@@ -365,7 +367,7 @@ def _emax_nb(
                 a_mix = 0.0
                 b_mix = 0.0
                 if family == 2:
-                    a_mix = LOGIT_T_DF
+                    a_mix = t_df
                 elif family != 0:
                     cc = (1.0 - scale) / scale
                     qq = 1.0 / (1.0 + np.exp(-peta[l]))
@@ -537,9 +539,11 @@ def pgm_emax_nb(
     eps,
     tails,
     edge_loglik,
+    t_df=LOGIT_T_DF,
 ):
     """Posterior ``E[max_l p]``, ``E[max_l p^2]`` per prompt and ``E[p]`` per cell
-    (port of ``capfront::pgm_emax``)."""
+    (port of ``capfront::pgm_emax``; ``t_df``: the Student t's degrees of freedom,
+    family 2)."""
     N, L = cell_row.shape
     emax = np.empty(N)
     emax2 = np.empty(N)
@@ -564,6 +568,7 @@ def pgm_emax_nb(
         emax,
         emax2,
         pmean,
+        float(t_df),
     )
     return emax, emax2, pmean
 

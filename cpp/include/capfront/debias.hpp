@@ -587,7 +587,7 @@ inline void pgm_mstep_scores_window(const double* C, const double* logh, const s
 //   m = sigma(t)^(q c) sigma(-t)^((1 - q) c), q = sigma(eta), c = (1 - rho) / rho
 //                                                          (family 1, Beta around q)
 //   m = (1 + (t - eta)^2 / (nu tau^2))^(-(nu + 1) / 2)     (family 2, logit Student t,
-//                                                           nu = kLogitTDf)
+//                                                           nu = t_df, fitted)
 // and its CDF at node m (x_m = sigma of the boundary below t_cut[m]) is the partial sum
 // with the Euler-Maclaurin end correction, exact to O(dt^4) for a smooth density:
 // F(x_m) = (sum_{i < cut[m]} w_i + (w_cut[m] - w_cut[m]-1) / 24) / sum_i w_i, and
@@ -621,10 +621,12 @@ struct EmaxModel {
     // eta = theta[l, k] - d_grid[j]; the outside mass sits as atoms at p = 0, 1
     const double* tails;
     const double* edge_loglik;  // (R, 2): log P(S | G, p) at p = 0 and p = 1
+    double t_df = 3.0;          // family 2: the Student t's degrees of freedom nu
 };
 
-// degrees of freedom of the logit Student-t cell effect (family 2); the same
-// constant as capfront._kernels.latent.LOGIT_T_DF
+// default degrees of freedom of the logit Student-t cell effect (family 2; the
+// fits choose nu from capfront.debias.latent.T_DF_GRID); the same constant as
+// capfront._kernels.latent.LOGIT_T_DF
 constexpr double kLogitTDf = 3.0;
 
 namespace detail {
@@ -726,7 +728,7 @@ inline void pgm_emax(const double* resp, const Row* cell_row, const std::int64_t
         detail::Mixing mf{md.family, peta[l], md.scale, 0.0, 0.0, md.t_grid, lsp.data(),
                           lsm.data()};
         if (md.family == 2) {
-            mf.a = kLogitTDf;
+            mf.a = md.t_df;
         } else if (md.family != 0) {
             const double c = (1.0 - md.scale) / md.scale;
             const double qq = 1.0 / (1.0 + std::exp(-peta[l]));

@@ -25,8 +25,9 @@ int8/int16/int32/int64 in place, Numba widens each call's to int64);
   cand, lo, width)`` the same on candidates ``lo[a] .. lo[a] + width - 1``
   (NumPy: :func:`pgm_mstep_scores_window_np`, on the non-zero statistics in
   the C++ kernel's order; Numba: its full scores' window).
-- ``pgm_emax(resp, ..., edge_loglik) -> (E[max], E[max^2], E[p] (N, L))``: the
-  posterior maximum (arguments as :func:`pgm_emax_np`).
+- ``pgm_emax(resp, ..., edge_loglik, t_df=3) -> (E[max], E[max^2], E[p] (N,
+  L))``: the posterior maximum (arguments as :func:`pgm_emax_np`; ``t_df`` the
+  Student t's degrees of freedom).
 - ``pgm_class_estep(table, cell_row, topic, n_classes, log_w, log_pi, prev_r,
   sparse_r, keep_r, block_rows, stats, want_resp, want_ll) -> (ll, r, C, wsum,
   resp, ll_pair)``: the latent-class E-step over (prompt, class) pairs (pair
@@ -78,18 +79,23 @@ def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def log_mixing(
-    family: int, scale: float, eta: np.ndarray, t_grid: np.ndarray
+    family: int,
+    scale: float,
+    eta: np.ndarray,
+    t_grid: np.ndarray,
+    t_df: float = LOGIT_T_DF,
 ) -> np.ndarray:
     """``log m(t | eta)`` on ``t_grid`` up to a constant, ``(len(eta), n_t)``:
     family 0 ``N(eta, scale^2)``, 1 ``Beta(q c, (1 - q) c)`` in ``p = sigma(t)``
     (``q = sigma(eta)``, ``c = (1 - scale) / scale``), 2 ``eta + scale t_nu``
-    (Student t, ``nu = LOGIT_T_DF``)."""
+    (Student t, ``nu = t_df``): ``-(nu + 1) / 2 log(1 + (t - eta)^2 / (nu
+    scale^2))``."""
     t = np.asarray(t_grid)[None, :]
     eta = np.asarray(eta, dtype=np.float64)[:, None]
     if family == 0:
         return -0.5 * ((t - eta) / scale) ** 2
     if family == 2:
-        nu = LOGIT_T_DF
+        nu = float(t_df)
         return -0.5 * (nu + 1.0) * np.log1p(((t - eta) / scale) ** 2 / nu)
     c = (1.0 - scale) / scale
     q = expit(eta)
@@ -164,12 +170,13 @@ def pgm_mstep_scores_np(C3, logh, cand) -> np.ndarray:
 
 def pgm_emax_np(
     resp, cell_row, topic, theta, d_grid, loglik, t_grid, family, scale, cut, w1,
-    w2, min_resp, eps, tails, edge_loglik,
+    w2, min_resp, eps, tails, edge_loglik, t_df=LOGIT_T_DF,
 ):  # fmt: skip
     """Reference: per prompt and active difficulty point, every cell's posterior on
     the full t grid in log space (plus the atoms at ``p = 0`` and ``p = 1`` that
     hold the cell effect's mass beyond the grid), its CDF at the nodes, the
-    trapezoid of ``1 - prod_l F_l``."""
+    trapezoid of ``1 - prod_l F_l`` (``t_df``: the Student t's degrees of
+    freedom, family 2)."""
     N, L = cell_row.shape
     p_t = expit(t_grid)
     emax = np.empty(N)
@@ -190,7 +197,7 @@ def pgm_emax_np(
                 s1[i], s2[i] = sig.max(), sig.max() ** 2
                 pmean[n, obs] += r[i] * sig
                 continue
-            lm = log_mixing(family, scale, eta, t_grid)  # (Lo, T)
+            lm = log_mixing(family, scale, eta, t_grid, t_df)  # (Lo, T)
             down, up, inside = tails[obs, k, j].T
             with np.errstate(divide="ignore"):
                 # density scaled to the mass inside; atoms in the same units

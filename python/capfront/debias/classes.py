@@ -58,6 +58,7 @@ from .latent import (
     D_GRID,
     FAMILIES,
     LEAN_ABOVE,
+    LOGIT_T_DF,
     SCALE_GRID,
     SCALE_RES,
     SUBSAMPLE_ABOVE,
@@ -74,6 +75,7 @@ from .latent import (
     _stats,
     fit_decomposition,
     fit_latent,
+    fit_t_df,
     resp_blocks,
 )
 from .latent import posterior_max as _posterior_max_one
@@ -198,6 +200,7 @@ def fit_classes(
     base: LatentFit | None = None,
     topics: list | None = None,
     backend: str | None = None,
+    t_df: float | None = None,
 ) -> LatentFit:
     """Fit ``n_classes`` latent prompt classes (within each topic label) by EM.
 
@@ -205,6 +208,8 @@ def fit_classes(
     audit's refits); ``base``: the one-class fit of the same data (the start of
     ``theta``, the scale and the difficulty prior; fitted here when not given).
     Stops when an iteration gains less than ``tol`` log-likelihood per cell.
+    ``t_df`` (``family="logit_t"``): the Student t's degrees of freedom;
+    ``None``: ``init``'s or ``base``'s (a base fitted here chooses them).
     ``n_classes = 1`` is :func:`~capfront.debias.latent.fit_latent`."""
     K = int(n_classes)
     if K < 1:
@@ -218,7 +223,7 @@ def fit_classes(
     kw = dict(family=family, scale=scale, tol=tol, theta_sd=theta_sd, backend=backend)
     if K == 1:
         return fit_latent(
-            S, G, topic, max_iter=max_iter, init=init, topics=topics, **kw
+            S, G, topic, max_iter=max_iter, init=init, topics=topics, t_df=t_df, **kw
         )
     name = resolve_backend(backend)
     t0 = time.perf_counter()
@@ -241,9 +246,11 @@ def fit_classes(
         h = 10 * SCALE_RES[family]
         weights = init.weights.copy()
         pi = init.class_weights.copy()
+        nu = init.nu if t_df is None else float(t_df)
     else:
         if base is None or base.theta.shape != (L, T):
-            base = fit_latent(S, G, topic, max_iter=300, **kw)
+            base = fit_latent(S, G, topic, max_iter=300, t_df=t_df, **kw)
+        nu = base.nu if t_df is None else float(t_df)
         sc = float(base.scale)
         h = 10 * SCALE_RES[family]
         weights = base.weights.copy()
@@ -262,14 +269,15 @@ def fit_classes(
             C = C + _stats(name, wr[keep], rows[keep], grp[keep], T * K, em.n_rows)
         C = C.reshape(L, T * K, em.n_rows, -1)
         theta, sc, h = _m_step(
-            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em
-        )
+            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em,
+            nu,
+        )  # fmt: skip
     ll_old = -np.inf
     converged = False
     it = 0
     prev_r = None
     for it in range(1, int(max_iter) + 1):
-        table = em.table(em.logh(tables, family, sc), theta)
+        table = em.table(em.logh(tables, family, sc, nu), theta)
         log_w = np.log(np.maximum(weights, 1e-300))
         log_pi = np.log(np.maximum(pi, 1e-300))
         args = (name, table, em.cell_row, topic, K, T, em.n_rows, log_w, log_pi)
@@ -288,12 +296,14 @@ def fit_classes(
         pi = _class_weights(r, topic, T, counts_t)
         del stats
         theta, sc, h = _m_step(
-            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em
-        )
+            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em,
+            nu,
+        )  # fmt: skip
     state = (theta, sc, weights, ll, it, converged)
+    t_fit = nu if family == "logit_t" else None
     return _latent_fit(family, state, topics, T, t0, tables, cell_row, topic,
                        resp=np.zeros((0, len(D_GRID))), n_classes=K,
-                       class_weights=pi, class_resp=r)  # fmt: skip
+                       class_weights=pi, class_resp=r, t_df=t_fit)  # fmt: skip
 
 
 def _base_resp(base: LatentFit, name: str):
@@ -363,14 +373,29 @@ def choose_family(
     highest one-class marginal log-likelihood, the later ones only when they gain
     more than ``FAMILY_MARGIN`` nats; fitted on an evenly spaced subsample of
     ``SELECT_SIZE`` prompts (EM tolerance ``SELECT_TOL``). Returns ``(family, its
-    fit on the subsample, {family: loglik})``."""
+    fit on the subsample, {family: loglik})``.
+
+    The t is fitted at ``LOGIT_T_DF`` degrees of freedom first; only when that
+    fit beats the normal by ``FAMILY_MARGIN`` are its degrees of freedom fitted
+    (:func:`~capfront.debias.latent.fit_t_df`, warm from it): a t that loses at
+    3 degrees of freedom is not chosen, as before they were fitted, and costs
+    one fit."""
     sel = _even(S.shape[0], SELECT_SIZE)
     t_sel = None if topic is None else np.asarray(topic)[sel]
     kw = dict(scale=scale, tol=max(tol, SELECT_TOL), backend=backend, topics=topics)
-    fits = {
-        f: fit_latent(S[sel], G[sel], t_sel, family=f, max_iter=max_iter, **kw)
-        for f in AUTO_FAMILIES
-    }
+    kw["max_iter"] = max_iter
+    fits = {}
+    for f in AUTO_FAMILIES:
+        if f != "logit_t":
+            fits[f] = fit_latent(S[sel], G[sel], t_sel, family=f, **kw)
+            continue
+        t3 = fit_latent(S[sel], G[sel], t_sel, family=f, t_df=LOGIT_T_DF, **kw)
+        rival = max(v.loglik for v in fits.values())
+        fits[f] = (
+            fit_t_df(S[sel], G[sel], t_sel, first=t3, **kw)
+            if t3.loglik > rival + FAMILY_MARGIN
+            else t3
+        )
     best = AUTO_FAMILIES[0]
     for f in AUTO_FAMILIES[1:]:
         if fits[f].loglik > fits[best].loglik + FAMILY_MARGIN:
@@ -444,7 +469,15 @@ def fit_pgm(
                 S, G, topic, scale=scale, max_iter=max_iter, tol=tol,
                 backend=backend, topics=topics,
             )  # fmt: skip
+    # the t's degrees of freedom: the family choice's or the one-class fit's
+    # (chosen once, on the selection subsample, not again per fit)
+    t_df = None
+    if family == "logit_t" and init is None:
+        src = one_class if one_class is not None else sel_fit
+        if src is not None and src.family == "logit_t":
+            t_df = src.t_df
     kw = dict(family=family, scale=scale, tol=tol, backend=backend, topics=topics)
+    kw["t_df"] = t_df
     if ks == (1,):
         out = fit_latent(S, G, topic, max_iter=max_iter, init=init, **kw)
         out.family_loglik = family_ll
@@ -472,6 +505,9 @@ def fit_pgm(
         base=sel_fit,  # (the same prompts and options)
     )
     best = min(aic, key=lambda k: (aic[k], k))
+    if family == "logit_t" and kw["t_df"] is None:
+        # (chosen on the selection subsample, by the first candidate's fit)
+        kw["t_df"] = fits[min(fits)].t_df
     if best == 1:
         out = (
             dataclasses.replace(one_class)
@@ -518,7 +554,7 @@ def posterior_max(
     J = len(D_GRID)
     if stride is None:
         stride = _auto_stride(fit)
-    table = _cell_table(fit.tables.logh(fit.family, fit.scale), fit.theta)
+    table = _cell_table(fit.logh(), fit.theta)
     log_w = np.log(np.maximum(fit.weights, 1e-300))
     log_pi = np.log(np.maximum(fit.class_weights, 1e-300))
     emax = np.zeros(N)

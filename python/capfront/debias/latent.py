@@ -4,10 +4,11 @@
 ``p[n, l]`` scatters around ``q`` by a cell effect: ``logit p = logit q + u``,
 ``u ~ N(0, tau^2)`` (``family="logitnormal"``, Binomial likelihood; ``tau = 0`` is
 the plain Binomial model), ``u ~ tau t_nu`` (``family="logit_t"``: Student t with
-``nu = LOGIT_T_DF = 3`` degrees of freedom, for cell effects with rare large
-values, which the normal shrinks too hard) or ``p ~ Beta(q c, (1 - q) c)``,
-``c = (1 - rho) / rho`` (``family="betabinomial"``: the counts are Beta-Binomial).
-Draws within a cell are Bernoulli(``p``).
+``nu`` degrees of freedom, for cell effects with rare large values, which the
+normal shrinks too hard; ``nu`` is chosen from ``T_DF_GRID`` by the marginal
+likelihood, :func:`fit_t_df`, and reported as ``LatentFit.t_df``) or
+``p ~ Beta(q c, (1 - q) c)``, ``c = (1 - rho) / rho`` (``family="betabinomial"``:
+the counts are Beta-Binomial). Draws within a cell are Bernoulli(``p``).
 
 Empirical Bayes: the difficulty prior is nonparametric, a discrete distribution on a
 grid ``D_j`` (``d`` in [-12, 12], step 0.2) with weights fitted by maximum likelihood
@@ -48,6 +49,13 @@ from .bias_correction import _identity
 from .result import Decomposition
 
 FAMILIES = ("logitnormal", "betabinomial", "logit_t")
+# family="logit_t": the degrees of freedom the fit chooses from (by marginal
+# likelihood, walking from LOGIT_T_DF; :func:`fit_t_df`), and the log-likelihood
+# (nats) a step must gain to be taken
+T_DF_GRID = (1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
+T_DF_MARGIN = 2.0
+# EM iterations of a t fit that may lose likelihood before it stops
+T_MAX_DOWN = 3
 T_STEP = 0.05
 T_GRID = np.arange(-16.0, 16.0 + T_STEP / 2, T_STEP)
 ETA_STEP = 0.1
@@ -95,13 +103,15 @@ MAX_STRIDE = 16
 POINT_MASS_SD = 0.2 * T_STEP
 
 
-def _logit_sd(family: str, scale: float) -> float:
+def _logit_sd(family: str, scale: float, t_df: float = LOGIT_T_DF) -> float:
     """SD of the cell effect on the logit scale (Beta: at ``q = 1/2``; Student
-    t: ``tau sqrt(nu / (nu - 2))``)."""
+    t: ``tau sqrt(nu / (nu - 2))``; for ``nu <= 2``, whose variance is infinite,
+    the width measure ``tau sqrt(3)`` of ``nu = 3``)."""
     if family == "logitnormal":
         return float(scale)
     if family == "logit_t":
-        return float(scale) * float(np.sqrt(LOGIT_T_DF / (LOGIT_T_DF - 2.0)))
+        nu = float(t_df) if t_df > 2.0 else 3.0
+        return float(scale) * float(np.sqrt(nu / (nu - 2.0)))
     c = (1.0 - float(scale)) / float(scale)
     return float(np.sqrt(2.0 * polygamma(1, c / 2.0)))
 
@@ -115,7 +125,13 @@ def _sd_of_max(L: int) -> float:
     return float(np.sqrt(dens @ (x - m) ** 2))
 
 
-def emax_stride(family: str, scale: float, g_max: int, n_models: int = 1) -> int:
+def emax_stride(
+    family: str,
+    scale: float,
+    g_max: int,
+    n_models: int = 1,
+    t_df: float = LOGIT_T_DF,
+) -> int:
     """Node stride (in t-grid steps) of the x integral in the posterior maximum.
 
     The node spacing is at most the smallest SD the maximum of ``n_models`` cells
@@ -126,13 +142,14 @@ def emax_stride(family: str, scale: float, g_max: int, n_models: int = 1) -> int
     narrowest part), ``g_max / 4`` the most
     information a cell's draws carry, and ``sd_max(L)`` the SD of the maximum of
     ``L`` standard normals. The trapezoid rule in ``t`` on this smooth integrand
-    then agrees with stride 1 to about 1e-7 per prompt (checked in the tests)."""
+    then agrees with stride 1 to about 1e-7 per prompt (checked in the tests).
+    ``t_df``: the Student t's degrees of freedom ``nu``."""
     if not scale > 0:
         return 1
     if family == "logitnormal":
         v = float(scale) ** 2
     elif family == "logit_t":
-        v = LOGIT_T_DF * float(scale) ** 2 / (LOGIT_T_DF + 1.0)
+        v = float(t_df) * float(scale) ** 2 / (float(t_df) + 1.0)
     else:
         c = (1.0 - float(scale)) / float(scale)
         v = 2.0 * float(polygamma(1, c / 2.0))
@@ -226,10 +243,16 @@ def _scale_step(score, grid: np.ndarray, sc: float, h: float, res: float):
 
 
 def grid_tails(
-    family: str, scale: float, eta: np.ndarray, t_lo: float, t_hi: float
+    family: str,
+    scale: float,
+    eta: np.ndarray,
+    t_lo: float,
+    t_hi: float,
+    t_df: float = LOGIT_T_DF,
 ) -> np.ndarray:
     """``(..., 3)``: the cell effect's probability that ``t = logit p`` lies below
-    ``t_lo``, above ``t_hi``, and between them, for each ``eta`` (``scale > 0``).
+    ``t_lo``, above ``t_hi``, and between them, for each ``eta`` (``scale > 0``;
+    ``t_df``: the Student t's degrees of freedom).
 
     The Beta cell effect with a small ``(1 - q) c`` puts most of its mass far out:
     ``P(1 - p < eps) ~ eps^((1 - q) c)``, so at ``eta = 6`` and ``c = 4`` 87% of it
@@ -244,11 +267,10 @@ def grid_tails(
         inside = np.where(eta >= 0.5 * (t_lo + t_hi), ndtr(hi) - down, ndtr(-lo) - up)
     elif family == "logit_t":
         lo, hi = (t_lo - eta) / scale, (t_hi - eta) / scale
-        down, up = stdtr(LOGIT_T_DF, lo), stdtr(LOGIT_T_DF, -hi)
+        nu = float(t_df)
+        down, up = stdtr(nu, lo), stdtr(nu, -hi)
         inside = np.where(
-            eta >= 0.5 * (t_lo + t_hi),
-            stdtr(LOGIT_T_DF, hi) - down,
-            stdtr(LOGIT_T_DF, -lo) - up,
+            eta >= 0.5 * (t_lo + t_hi), stdtr(nu, hi) - down, stdtr(nu, -lo) - up
         )
     else:
         c = (1.0 - scale) / scale
@@ -264,7 +286,9 @@ def grid_tails(
     return np.stack([down, up, np.clip(inside, 0.0, 1.0)], axis=-1)
 
 
-def _mixing(family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
+def _mixing(
+    family: str, scale: float, t_df: float = LOGIT_T_DF
+) -> tuple[np.ndarray, np.ndarray]:
     """``(mix (n_t, n_eta), tails (n_eta, 3))``: the probabilities of ``logit p`` on
     the t grid's cells given ``eta`` (the density, scaled to the mass inside the
     grid) and the cell effect's mass below and above the grid
@@ -275,12 +299,12 @@ def _mixing(family: str, scale: float) -> tuple[np.ndarray, np.ndarray]:
         mix = np.zeros((nt, ne))
         mix[ETA_T_OFFSET + 2 * np.arange(ne), np.arange(ne)] = 1.0
         return mix, np.zeros((ne, 3))
-    logd = np.ascontiguousarray(_log_mixing(FAMILIES.index(family), scale, ETA_GRID).T)
+    fam = FAMILIES.index(family)
+    logd = np.ascontiguousarray(_log_mixing(fam, scale, ETA_GRID, T_GRID, t_df).T)
     logd -= logd.max(axis=0, keepdims=True)
     d = np.exp(logd)
-    tails = grid_tails(
-        family, scale, ETA_GRID, T_GRID[0] - T_STEP / 2, T_GRID[-1] + T_STEP / 2
-    )
+    lo, hi = T_GRID[0] - T_STEP / 2, T_GRID[-1] + T_STEP / 2
+    tails = grid_tails(family, scale, ETA_GRID, lo, hi, t_df)
     return d / d.sum(axis=0, keepdims=True) * tails[:, 2], tails
 
 
@@ -335,18 +359,19 @@ class Tables:
             )
         )
         self.lik = np.exp(self.loglik)
-        self._logh: dict[tuple[str, float], np.ndarray] = {}
+        self._logh: dict[tuple, np.ndarray] = {}
 
-    def logh(self, family: str, scale: float) -> np.ndarray:
-        """``log h(row, eta_e)``: log marginal probability of the cell's count."""
-        key = (family, round(float(scale), 10))
+    def logh(self, family: str, scale: float, t_df: float = LOGIT_T_DF) -> np.ndarray:
+        """``log h(row, eta_e)``: log marginal probability of the cell's count
+        (``t_df``: the Student t's degrees of freedom, ``family="logit_t"``)."""
+        key = _logh_key(family, scale, t_df)
         out = self._logh.get(key)  # (thread safe: the audit refits in threads)
         if out is None:
             # at most LOGH_CACHE_BYTES of them (a compact table's rows number up
             # to N L), the oldest dropped first: an EM revisits recent scales
             per = 8 * self.n_rows * len(ETA_GRID)
             _bounded(self._logh, max(8, min(256, LOGH_CACHE_BYTES // per)))
-            mix, tails = _mixing(family, scale)
+            mix, tails = _mixing(family, scale, t_df)
             # the atoms at p = 0 and p = 1 (count 0 / count G only)
             h = _lik_times_mix(self.lik, mix) + _matmul(
                 np.exp(self.edge_loglik), tails[:, :2].T
@@ -354,6 +379,12 @@ class Tables:
             out = np.ascontiguousarray(np.log(np.maximum(h, 1e-300)))
             self._logh[key] = out
         return out
+
+
+def _logh_key(family: str, scale: float, t_df: float) -> tuple:
+    """A likelihood table's cache key (the degrees of freedom only for the t)."""
+    df = round(float(t_df), 10) if family == "logit_t" else None
+    return (family, round(float(scale), 10), df)
 
 
 def _bounded(cache: dict, size: int) -> None:
@@ -398,10 +429,14 @@ def _lik_times_mix(lik: np.ndarray, mix: np.ndarray) -> np.ndarray:
 
 
 def _log_mixing(
-    family: int, scale: float, eta: np.ndarray, t_grid: np.ndarray = T_GRID
+    family: int,
+    scale: float,
+    eta: np.ndarray,
+    t_grid: np.ndarray = T_GRID,
+    t_df: float = LOGIT_T_DF,
 ) -> np.ndarray:
     """``log m(t | eta)`` on ``t_grid`` (default: the t grid) up to a constant."""
-    return log_mixing(family, scale, eta, t_grid)
+    return log_mixing(family, scale, eta, t_grid, t_df)
 
 
 def _eta_index(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -472,15 +507,17 @@ class EMRows:
         for l, u in enumerate(per):
             self.g_rows[l, : len(u)] = u
         self.cell_row, self.n_rows = local, R
-        self._logh: dict[tuple[str, float], np.ndarray] = {}
+        self._logh: dict[tuple, np.ndarray] = {}
 
-    def logh(self, tables: Tables, family: str, scale: float) -> np.ndarray:
+    def logh(
+        self, tables: Tables, family: str, scale: float, t_df: float = LOGIT_T_DF
+    ) -> np.ndarray:
         """``tables.logh`` on these rows: ``(R, n_eta)``, or with model-local rows
         ``(L, R_l, n_eta)`` (each model's rows, gathered once per scale)."""
-        lh = tables.logh(family, scale)
+        lh = tables.logh(family, scale, t_df)
         if self.g_rows is None:
             return lh
-        key = (family, round(float(scale), 10))
+        key = _logh_key(family, scale, t_df)
         out = self._logh.get(key)
         if out is None:
             per = 8 * self.g_rows.size * lh.shape[1]
@@ -548,6 +585,7 @@ def _auto_stride(fit) -> int:
         fit.scale,
         int(fit.tables.g_values.max()),
         max_cells(fit.cell_row),
+        fit.nu,
     )
 
 
@@ -571,7 +609,7 @@ def _emax_args(fit, min_resp, stride=None) -> tuple:
     t_grid = np.ascontiguousarray(T_GRID[::coarse])
     half = 0.5 * coarse * T_STEP  # the end cells' outer edges
     scale = float(fit.scale)
-    if 0 < scale and _logit_sd(fit.family, scale) < POINT_MASS_SD:
+    if 0 < scale and _logit_sd(fit.family, scale, fit.nu) < POINT_MASS_SD:
         # a cell effect far narrower than the t grid's step puts its density on
         # one grid point, a spike the discretised posterior CDFs do not resolve
         # (the NumPy reference and the kernels disagreed by ~1e-4 at tau = 0.005);
@@ -580,7 +618,8 @@ def _emax_args(fit, min_resp, stride=None) -> tuple:
         scale = 0.0
     if scale > 0:
         eta = fit.theta[:, :, None] - D_GRID[None, None, :]
-        tails = grid_tails(fit.family, scale, eta, t_grid[0] - half, t_grid[-1] + half)
+        lo, hi = t_grid[0] - half, t_grid[-1] + half
+        tails = grid_tails(fit.family, scale, eta, lo, hi, fit.nu)
     else:
         tails = np.zeros(fit.theta.shape + (len(D_GRID), 3))
     return (
@@ -600,6 +639,7 @@ def _emax_args(fit, min_resp, stride=None) -> tuple:
         EMAX_EPS,
         np.ascontiguousarray(tails),
         fit.tables.edge_loglik,
+        fit.nu,
     )
 
 
@@ -633,6 +673,22 @@ class LatentFit:
     # a lean fit (many prompts) keeps no ``resp`` (None) but the parameters
     # ``(theta, scale, weights)`` of its last E-step, to recompute it in blocks
     resp_at: tuple | None = field(default=None, repr=False)
+    # family="logit_t": the fitted degrees of freedom of the Student t (None for
+    # the other families) and the marginal log-likelihood of each one tried
+    t_df: float | None = None
+    t_df_loglik: dict = field(default_factory=dict)
+
+    @property
+    def nu(self) -> float:
+        """The Student t's degrees of freedom as the kernels take them
+        (``t_df``, or ``LOGIT_T_DF`` when unset: unused by the other
+        families)."""
+        return float(self.t_df) if self.t_df is not None else LOGIT_T_DF
+
+    def logh(self) -> np.ndarray:
+        """The fit's cell likelihood table ``log h(row, eta_e)`` (at its family,
+        scale and degrees of freedom)."""
+        return self.tables.logh(self.family, self.scale, self.nu)
 
     @property
     def d_grid(self) -> np.ndarray:
@@ -673,7 +729,7 @@ class LatentFit:
         if self.n_classes > 1:  # a latent class within each prompt's label
             col = self._draw_class(topic, rng)
         eta = self.theta[:, col].T - d[:, None]
-        return _draw_cell(self.family, self.scale, eta, rng), topic
+        return _draw_cell(self.family, self.scale, eta, rng, self.nu), topic
 
     def _draw_class(self, topic: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """theta column of a latent class drawn within each prompt's label."""
@@ -683,13 +739,17 @@ class LatentFit:
         return topic * self.n_classes + np.minimum(k, self.n_classes - 1)
 
 
-def _draw_cell(family: str, scale: float, eta: np.ndarray, rng) -> np.ndarray:
+def _draw_cell(
+    family: str, scale: float, eta: np.ndarray, rng, t_df: float = LOGIT_T_DF
+) -> np.ndarray:
+    """Cell rates around ``expit(eta)`` with the family's cell effect (``t_df``:
+    the Student t's degrees of freedom)."""
     if scale <= 0:
         return expit(eta)
     if family == "logitnormal":
         return expit(eta + scale * rng.standard_normal(eta.shape))
     if family == "logit_t":
-        return expit(eta + scale * rng.standard_t(LOGIT_T_DF, eta.shape))
+        return expit(eta + scale * rng.standard_t(float(t_df), eta.shape))
     c = (1.0 - scale) / scale
     q = np.clip(expit(eta), 1e-9, 1 - 1e-9)
     return rng.beta(q * c, (1.0 - q) * c)
@@ -773,11 +833,13 @@ def _candidates(theta_sd: float) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _m_step(
-    name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, rows=None
-):
+    name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, rows=None,
+    t_df=LOGIT_T_DF,
+):  # fmt: skip
     """M-step for the cell-effect scale and ``theta`` (L, K) given the complete-data
     statistics ``C`` (L, K, R, J) on the rows of ``rows`` (:class:`EMRows`;
-    ``None``: the table's); returns ``(theta, scale, next h)``."""
+    ``None``: the table's), at the Student t's degrees of freedom ``t_df``
+    (``family="logit_t"``); returns ``(theta, scale, next h)``."""
     L, K = theta.shape
     g_rows = None if rows is None else rows.g_rows
     C = C.reshape(L * K, -1 if g_rows is None else g_rows.shape[1], len(D_GRID))
@@ -787,10 +849,10 @@ def _m_step(
 
     def scores(s_: float):
         if g_rows is None:
-            lh = tables.logh(family, s_)
+            lh = tables.logh(family, s_, t_df)
             return _mstep_window(name, C, lh, cand_idx, th_flat, penalty)
         # model-local rows: each model's scores on its own rows' log h
-        lh = rows.logh(tables, family, s_)
+        lh = rows.logh(tables, family, s_, t_df)
         return np.concatenate(
             [
                 _mstep_window(
@@ -847,6 +909,7 @@ def fit_latent(
     init: LatentFit | None = None,
     topics: list | None = None,
     backend: str | None = None,
+    t_df: float | None = None,
 ) -> LatentFit:
     """Fit the latent model by EM on the marginal likelihood of the counts.
 
@@ -858,9 +921,23 @@ def fit_latent(
     (the prior weights' EM then creeps along a flat ridge: the estimate moves by
     about 1e-4 over the next hundred iterations).
     ``scale`` fixes the cell-effect scale; ``init`` warm-starts from another fit.
+    ``t_df`` (``family="logit_t"``) fixes the Student t's degrees of freedom;
+    ``None``: ``init``'s when it is a t fit (the audit's refits keep them, as
+    they keep the family), else chosen by :func:`fit_t_df`.
     """
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; use one of {FAMILIES}")
+    if family == "logit_t" and t_df is None:
+        if init is not None and init.family == "logit_t" and init.t_df is not None:
+            t_df = float(init.t_df)
+        else:
+            return fit_t_df(
+                S, G, topic, scale=scale, max_iter=max_iter, tol=tol,
+                theta_sd=theta_sd, init=init, topics=topics, backend=backend,
+            )  # fmt: skip
+    if t_df is not None and not (np.isfinite(t_df) and float(t_df) > 0):
+        raise ValueError(f"t_df must be finite and > 0, got {t_df}")
+    nu = float(t_df) if t_df is not None else LOGIT_T_DF
     if int(max_iter) < 1:
         raise ValueError(f"max_iter must be >= 1 (EM iterations), got {max_iter}")
     if not float(tol) >= 0:  # also refuses NaN
@@ -898,6 +975,7 @@ def fit_latent(
             tol=tol,
             theta_sd=theta_sd,
             backend=backend,
+            t_df=t_df,
         )
         if init.theta.shape[1] != K:  # a topic missing from the subsample
             init = None
@@ -923,9 +1001,10 @@ def fit_latent(
     ll_old = -np.inf
     converged = False
     it = 0
+    n_down = 0
     em = EMRows(tables, cell_row)
     for it in range(1, max_iter + 1):
-        table = em.table(em.logh(tables, family, sc), theta)
+        table = em.table(em.logh(tables, family, sc, nu), theta)
         log_w = np.log(np.maximum(weights, 1e-300))
         if lean:
             resp_at = (theta, sc, weights)
@@ -937,16 +1016,117 @@ def fit_latent(
                 name, table, em.cell_row, topic, log_w, resp, K, em.n_rows
             )
         if ll - ll_old < tol * n_cells and it > 1:
-            converged = True
-            break
+            if family == "logit_t" and ll < ll_old and n_down < T_MAX_DOWN:
+                # a step that lost likelihood (the scale's parabola overshot):
+                # not convergence for the t, whose fits at the degrees of
+                # freedom compared must each reach their maximum
+                n_down += 1
+            else:
+                converged = True
+                break
         ll_old = ll
         weights = w_sum / N if lean else resp.mean(axis=0)
         theta, sc, h = _m_step(
-            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em
-        )
+            name, C, tables, family, theta, sc, h, grid, scale, cand_idx, penalty, em,
+            nu,
+        )  # fmt: skip
     state = (theta, sc, weights, ll, it, converged)
+    t_fit = float(nu) if family == "logit_t" else None
     return _latent_fit(family, state, topics, K, t0, tables, cell_row, topic,
-                       resp=resp, resp_at=resp_at)  # fmt: skip
+                       resp=resp, resp_at=resp_at, t_df=t_fit)  # fmt: skip
+
+
+def fit_t_df(
+    S: np.ndarray,
+    G: np.ndarray,
+    topic: np.ndarray | None = None,
+    *,
+    grid: tuple[float, ...] = T_DF_GRID,
+    init: LatentFit | None = None,
+    first: LatentFit | None = None,
+    **kw,
+) -> LatentFit:
+    """``family="logit_t"`` with the degrees of freedom chosen by marginal
+    likelihood: the fit at ``nu = LOGIT_T_DF``, then a walk along ``grid``
+    (heavier tails first): each neighbour's fit is warm-started at the current
+    best and replaces it when its log-likelihood is more than ``T_DF_MARGIN``
+    nats higher; the walk stops at the first step that does not pay (the
+    profile log-likelihood in ``nu`` is unimodal on the battery's worlds).
+    Then one more fit at the vertex of the parabola in ``log nu`` through the
+    best grid point and its neighbours (:func:`_t_df_vertex`), taken when its
+    log-likelihood is higher. The chosen ``nu`` is then fitted once more from
+    the walk's start, so that the result is ``fit_latent(..., t_df=nu,
+    init=init)`` bit for bit. The walk costs three warm-started fits when
+    ``LOGIT_T_DF`` stays best, one more per step taken (and the refit). Above
+    ``SUBSAMPLE_ABOVE`` prompts the walk runs on the evenly spaced subsample
+    the hyperparameters are fitted on, then all prompts are fitted at the
+    chosen ``nu``. ``LatentFit.t_df_loglik`` holds the log-likelihood of every
+    ``nu`` tried; ``first``: the fit at ``LOGIT_T_DF`` when already made (the
+    same data, ``init`` and options; up to ``SUBSAMPLE_ABOVE`` prompts);
+    ``kw``: :func:`fit_latent`'s options."""
+    N = S.shape[0]
+    if init is None and first is None and N > SUBSAMPLE_ABOVE:
+        sub = np.arange(0, N, N // SUBSAMPLE_SIZE)
+        t_sub = None if topic is None else np.asarray(topic)[sub]
+        sfit = fit_t_df(S[sub], G[sub], t_sub, grid=grid, **kw)
+        K = 1 if topic is None else int(np.max(topic)) + 1
+        if sfit.theta.shape[1] == K:
+            # (the plain fit at that nu: its own subsample start, then all)
+            out = fit_latent(S, G, topic, family="logit_t", t_df=sfit.t_df, **kw)
+            out.t_df_loglik = dict(sfit.t_df_loglik)
+            return out
+    grid = tuple(sorted(float(g) for g in grid))
+    i0 = min(range(len(grid)), key=lambda i: abs(grid[i] - LOGIT_T_DF))
+
+    def one(i: int, start: LatentFit | None) -> LatentFit:
+        return fit_latent(S, G, topic, family="logit_t", t_df=grid[i], init=start, **kw)
+
+    fits = {i0: first if first is not None else one(i0, init)}
+    best = i0
+    for step in (-1, 1):
+        j = best + step
+        while 0 <= j < len(grid):
+            fits[j] = one(j, fits[j - step])
+            if not fits[j].loglik > fits[best].loglik + T_DF_MARGIN:
+                break
+            best, j = j, j + step
+        if best != i0:
+            break  # moved: the other side is downhill
+    out = fits[best]
+    tried = {grid[i]: float(f.loglik) for i, f in fits.items()}
+    nu = _t_df_vertex(grid, fits, best)
+    if nu is not None and nu not in tried:
+        # between the grid points: the vertex of the parabola in log nu
+        fine = fit_latent(S, G, topic, family="logit_t", t_df=nu, init=out, **kw)
+        tried[nu] = float(fine.loglik)
+        if fine.loglik > out.loglik:
+            out = fine
+    if out.t_df != grid[i0]:
+        # the chosen nu's fit from the walk's own start: the same bits as any
+        # fit_latent(..., t_df=nu, init=init) (the audit's refits, pgm's with
+        # the audit's family), not dependent on the path of warm starts
+        out = fit_latent(S, G, topic, family="logit_t", t_df=out.t_df, init=init, **kw)
+    out.t_df_loglik = dict(sorted(tried.items()))
+    return out
+
+
+def _t_df_vertex(grid, fits, best) -> float | None:
+    """The degrees of freedom at the vertex of the parabola in ``log nu``
+    through the log-likelihoods of the best grid point and its two neighbours
+    (when both were fitted and the parabola is concave), rounded to 0.05;
+    ``None`` otherwise."""
+    if best - 1 not in fits or best + 1 not in fits:
+        return None
+    x = np.log([grid[best - 1], grid[best], grid[best + 1]])
+    q = [fits[i].loglik for i in (best - 1, best, best + 1)]
+    den = (x[0] - x[1]) * (x[0] - x[2]) * (x[1] - x[2])
+    a2 = (x[2] * (q[1] - q[0]) + x[1] * (q[0] - q[2]) + x[0] * (q[2] - q[1])) / den
+    a1 = (x[2] ** 2 * (q[0] - q[1]) + x[1] ** 2 * (q[2] - q[0])
+          + x[0] ** 2 * (q[1] - q[2])) / den  # fmt: skip
+    if not a2 < 0:
+        return None
+    v = float(np.clip(-a1 / (2 * a2), x[0], x[2]))
+    return float(round(np.exp(v) * 20) / 20)
 
 
 def _start_theta(S: np.ndarray, G: np.ndarray, topic: np.ndarray, K: int) -> np.ndarray:
@@ -1034,7 +1214,7 @@ def resp_blocks(fit: LatentFit, name: str):
     one buffer, overwritten by the next block (a block's is 63 MB): copy it to
     keep it."""
     theta, sc, weights = fit.resp_at
-    table = _cell_table(fit.tables.logh(fit.family, sc), theta)
+    table = _cell_table(fit.tables.logh(fit.family, sc, fit.nu), theta)
     log_w = np.log(np.maximum(weights, 1e-300))
     N = fit.cell_row.shape[0]
     K = theta.shape[1]
@@ -1079,6 +1259,7 @@ def pgm_decomposition(
     tol: float = 2e-6,
     topics: list | None = None,
     min_resp: float = 1e-6,
+    t_df: float | None = None,
 ) -> Decomposition:
     """``O_pgm = mean_n E_post[max_l p[n, l]]``; the per-prompt values are the
     posterior expected maxima with the hyperparameters held at their fit (a
@@ -1096,6 +1277,7 @@ def pgm_decomposition(
         max_iter=max_iter,
         tol=tol,
         topics=topics,
+        t_df=t_df,
     )
     return fit_decomposition(fit, *posterior_max(fit, backend, min_resp=min_resp))
 
@@ -1111,6 +1293,7 @@ def fit_decomposition(
         "fit": fit,
         "scale": fit.scale,
         "family": fit.family,
+        "t_df": fit.t_df,
         "posterior_mean_p": pmean,
         "max_of_posterior_means": float(np.nanmax(pmean, axis=1).mean()),
         "posterior_sd": posterior_sd,

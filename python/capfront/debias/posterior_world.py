@@ -15,7 +15,8 @@ rates are a draw from the fitted model's posterior given that prompt's counts:
    ``q = expit(theta[l, k] - d)``, ``c = (1 - rho) / rho``; for the logit-normal
    family ``expit(eta + tau e)`` with ``e`` on a grid of ``N(0, 1)`` weighted by
    the binomial likelihood (jittered within its grid step); for the logit
-   Student-t family the same on a wider grid weighted by the ``t_nu`` density.
+   Student-t family the same on a wider grid weighted by the ``t_nu`` density
+   (``nu``: the fit's degrees of freedom ``t_df``).
 
 If the fitted model is right, a posterior draw has the model's own distribution
 (the prior), so the world is the latent world again. If it is wrong, the rates
@@ -47,11 +48,31 @@ E_STEP = float(E_GRID[1] - E_GRID[0])
 LOG_PRIOR = -0.5 * E_GRID**2
 # logit Student-t cell posterior: e on a grid of the standard t_nu as wide as its
 # tail needs (P(|t_3| > 20) ~ 3e-4; the posterior given the counts is far narrower
-# where the prior's tail matters), the same step
+# where the prior's tail matters), the same step; nu = the fit's t_df
 E_GRID_T = np.linspace(-20.0, 20.0, 201)
-LOG_PRIOR_T = -0.5 * (LOGIT_T_DF + 1.0) * np.log1p(E_GRID_T**2 / LOGIT_T_DF)
+
+
+def log_prior_t(t_df: float) -> np.ndarray:
+    """Log density (up to a constant) of the standard ``t_nu`` on ``E_GRID_T``:
+    ``-(nu + 1) / 2 log(1 + e^2 / nu)``."""
+    nu = float(t_df)
+    return -0.5 * (nu + 1.0) * np.log1p(E_GRID_T**2 / nu)
+
+
+LOG_PRIOR_T = log_prior_t(LOGIT_T_DF)  # (at the default degrees of freedom)
 # the e grid and log prior of each family with a continuous logit cell effect
+# (the t's at LOGIT_T_DF; :func:`e_prior` gives a fit's own)
 E_PRIORS = {"logitnormal": (E_GRID, LOG_PRIOR), "logit_t": (E_GRID_T, LOG_PRIOR_T)}
+
+
+def e_prior(fit: LatentFit) -> tuple[np.ndarray, np.ndarray]:
+    """``(e grid, log prior)`` of a fit's continuous logit cell effect (the
+    Student t at the fit's degrees of freedom ``fit.t_df``)."""
+    if fit.family == "logit_t":
+        return E_GRID_T, log_prior_t(fit.nu)
+    return E_PRIORS[fit.family]
+
+
 # the tabulated sampler: eta on this grid, N_QUANTILES quantiles per (S, G, eta);
 # used while the table has at most MAX_TABLE entries (else the direct grid)
 ETA_STEP = 0.1
@@ -69,7 +90,7 @@ def _joint_posterior(fit: LatentFit, rows: np.ndarray) -> np.ndarray:
     name = resolve_backend(None)
     K = fit.n_classes
     J = len(D_GRID)
-    table = _cell_table(fit.tables.logh(fit.family, fit.scale), fit.theta)
+    table = _cell_table(fit.logh(), fit.theta)
     cell_row = np.ascontiguousarray(fit.cell_row[rows])
     topic = np.ascontiguousarray(np.asarray(fit.topic, dtype=np.int64)[rows])
     log_w = np.log(np.maximum(fit.weights, 1e-300))
@@ -148,7 +169,7 @@ def _cell_draws(
     tau = float(fit.scale)
     if table is not None:
         return expit(eta + tau * table.draw(eta, s, g, r))
-    prior = E_PRIORS[fit.family]
+    prior = e_prior(fit)
     w = _e_weights(eta, tau, s, g, prior)
     cw = np.cumsum(w, axis=-1)
     u = r.random(eta.shape) * cw[..., -1]
@@ -177,7 +198,7 @@ def posterior_sampler(
         n_pairs = len(np.unique(G_r * (int(G_r.max()) + 1) + S_r.astype(np.int64)))
         if n_pairs * len(ETA_GRID) * N_QUANTILES <= MAX_TABLE:
             table = _QuantileTable(
-                float(fit.scale), S_r.astype(np.int64), G_r, E_PRIORS[fit.family]
+                float(fit.scale), S_r.astype(np.int64), G_r, e_prior(fit)
             )
 
     def sample(n: int, r: np.random.Generator):
