@@ -77,6 +77,10 @@ def test_quoted_number_is_debiased_oracle_with_the_audit():
     assert set(a.sensitivity["family"]) == set(FAMILIES)
     same_k = a.sensitivity["latent_classes"] == a.latent_classes
     assert set(a.sensitivity.loc[same_k, "family"]) == set(FAMILIES) - {a.family}
+    # each rival's fit to the same prompts: its log-likelihood and size relative
+    # to the fitted model's (twice the classes has more parameters)
+    assert np.isfinite(a.sensitivity["loglik_difference"]).all()
+    assert (a.sensitivity.loc[~same_k, "params_difference"] > 0).all()
     half = 1.959964 * sd + BIAS_FACTOR * max(bias, spread)
     if a.trusted and not a.corrected and 0 < d.ci[0] and d.ci[1] < 1:
         assert (d.ci[1] - d.ci[0]) / 2 == pytest.approx(half, rel=1e-5)

@@ -162,6 +162,15 @@ def run_audit(key: dict[str, Any], N: int, sims: int) -> dict[str, Any]:
             spread=float(a.model_spread()),
             worlds_passing=" ".join(w for w, v in a.world_weights.items() if v > 0),
         )
+        if a.sensitivity is not None and len(a.sensitivity):
+            # each rival: classes, family, estimate's difference, log-likelihood
+            # difference (rival - fitted), parameters' difference
+            row["rivals"] = ";".join(
+                f"{q.latent_classes}:{q.family}:{q.difference:.6g}"
+                f":{getattr(q, 'loglik_difference', np.nan):.6g}"
+                f":{getattr(q, 'params_difference', np.nan):.0f}"
+                for q in a.sensitivity.itertuples()
+            )
     except Exception as exc:
         row["error"] = f"{type(exc).__name__}: {exc}"[:200]
     return row

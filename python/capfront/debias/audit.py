@@ -636,24 +636,31 @@ def model_sensitivity(
     t_ = None if topic is None else np.asarray(topic)[sub]
     kw = dict(backend=backend, topics=names)
 
-    def estimate(k: int, family: str) -> float:
+    def estimate(k: int, family: str) -> tuple[float, float, int]:
         f = fit_pgm(S_, G_, t_, latent_classes=k, family=family, **kw)
-        return float(posterior_max(f, backend, cell_means=False)[0].mean())
+        est = float(posterior_max(f, backend, cell_means=False)[0].mean())
+        return est, float(f.loglik), int(f.n_params)
 
-    base = estimate(K, fam)
+    base, ll0, np0 = estimate(K, fam)
     # fewer classes than the chosen K are rejected by the data (BIC +100 to
     # +1,200 on the battery when BIC chose) yet can move the estimate by a
     # point: not a rival
     alts = [(2 * K, fam)] + [(K, f) for f in others]
-    rows = [
-        {
-            "latent_classes": k,
-            "family": f,
-            "estimate": (e := estimate(k, f)),
-            "difference": e - base,
-        }
-        for k, f in alts
-    ]
+    rows = []
+    for k, f in alts:
+        e, ll, n_par = estimate(k, f)
+        rows.append(
+            {
+                "latent_classes": k,
+                "family": f,
+                "estimate": e,
+                "difference": e - base,
+                # log-likelihood of the rival minus the fitted model's, on the
+                # same prompts (negative: the data prefer the fitted model)
+                "loglik_difference": ll - ll0,
+                "params_difference": n_par - np0,
+            }
+        )
     return pd.DataFrame(rows)
 
 
