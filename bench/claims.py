@@ -249,6 +249,9 @@ def claim_bootstrap_classes(repeats: int, large: bool) -> None:
 
 
 # ---------------------------------------------------------------- from_arrays
+_READ = "floor: one read of the bytes (np.add.reduce as uint64)"
+
+
 def claim_from_arrays(repeats: int, large: bool) -> None:
     N, L, G = (400_000, 33, 20) if large else (40_000, 33, 20)
     rng = np.random.default_rng(1)
@@ -259,9 +262,7 @@ def claim_from_arrays(repeats: int, large: bool) -> None:
             scores, keep_scores=False
         ),
         "scores.sum(axis=2, dtype=uint16)": lambda: scores.sum(axis=2, dtype=np.uint16),
-        "floor: one read of the bytes (np.add.reduce as uint64)": (
-            lambda: np.add.reduce(words)
-        ),
+        _READ: lambda: np.add.reduce(words),
     }
     np.testing.assert_array_equal(
         funcs["capfront from_arrays"]().successes,
@@ -272,6 +273,34 @@ def claim_from_arrays(repeats: int, large: bool) -> None:
         f"EvalResults.from_arrays, ({N:,}, {L}, {G}) uint8",
         "PYTHONPATH=python python bench/claims.py from_arrays --large",
         times,
+    )
+    ours, read = times["capfront from_arrays"], times[_READ]
+    print(
+        f"Share of read bandwidth (read time / capfront time, "
+        f"{cf.get_num_threads()} threads): "
+        f"**{np.median(read) / np.median(ours):.0%} by medians**, "
+        f"{min(read) / min(ours):.0%} by mins\n"
+    )
+    # single-thread CPU time, interleaved: the kernel's own cost, not the box's load
+    threads = cf.get_num_threads()
+    cf.set_num_threads(1)
+    cpu: dict[str, list[float]] = {"capfront from_arrays": [], _READ: []}
+    try:
+        for _ in range(repeats):
+            for name in cpu:
+                t = time.process_time()
+                funcs[name]()
+                cpu[name].append(time.process_time() - t)
+    finally:
+        cf.set_num_threads(threads)
+    ours, read = cpu["capfront from_arrays"], cpu[_READ]
+    print(
+        "Single-thread CPU time (`time.process_time`, `cf.set_num_threads(1)`): "
+        f"capfront {np.median(ours) * 1e3:.1f} ms median (min {min(ours) * 1e3:.1f} "
+        f"ms), the read {np.median(read) * 1e3:.1f} ms (min {min(read) * 1e3:.1f} "
+        f"ms): **{np.median(read) / np.median(ours):.0%}** by medians, "
+        f"{min(read) / min(ours):.0%} by mins; load average "
+        f"{os.getloadavg()[0]:.1f}\n"
     )
 
 

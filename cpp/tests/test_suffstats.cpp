@@ -1,6 +1,8 @@
 // C++ checks of the fused sufficient statistics against a plain loop: byte scores
-// (bit-trick fast path for every G from 1 to 40, with and without a mask, rows with
-// a byte > 1 falling back) and float scores, for 1 and 2 threads.
+// (bit-trick fast paths for every G from 1 to 40, with and without a mask, int32
+// and uint8 counts, rows with a byte > 1 falling back, also a byte > 1 at the very
+// start of a block, which the cell stream of the block before reads too) and float
+// scores, for 1 and 2 threads.
 #include <capfront/parallel.hpp>
 #include <capfront/suffstats.hpp>
 
@@ -21,7 +23,10 @@ int main() {
             for (auto& v : x) v = static_cast<std::uint8_t>(rng() % 3 == 0);
             if (masked)
                 for (auto& v : m) v = static_cast<std::uint8_t>(rng() % 5 != 0);
-            x[(N / 2) * L * G] = 7;  // one row takes the general loop: flagged
+            const std::size_t bad1 = (N / 2) * L * G, bad2 = 2 * capfront::kBlockRows * L * G;
+            x[bad1] = 7;  // one row takes the general loop: flagged
+            x[bad2] = 5;  // the first byte of the last block
+            const std::int64_t n_bad = m[bad1] + m[bad2];
             std::vector<std::int32_t> want_s(N * L), want_n(N * L);
             for (std::size_t c = 0; c < N * L; ++c) {
                 for (std::size_t g = 0; g < G; ++g) {
@@ -41,7 +46,19 @@ int main() {
                     out);
                 CHECK(s == want_s);
                 CHECK(n == want_n);
-                CHECK(flags.out_of_range_scores == (m[(N / 2) * L * G] ? 1 : 0));
+                CHECK(flags.out_of_range_scores == n_bad);
+                // uint8 counts (the compact output; the AVX2 cell stream without a mask)
+                std::vector<std::uint8_t> s8(N * L, 0xAA);
+                capfront::SuffStatsOut out8;
+                out8.counts8 = s8.data();
+                const auto flags8 = capfront::sufficient_stats<std::uint8_t>(
+                    x.data(), masked ? m.data() : nullptr, nullptr, nullptr, N, L, G,
+                    out8);
+                bool same = true;
+                for (std::size_t c = 0; c < N * L; ++c)
+                    same = same && s8[c] == static_cast<std::uint8_t>(want_s[c]);
+                CHECK(same);
+                CHECK(flags8.out_of_range_scores == n_bad);
             }
         }
     }

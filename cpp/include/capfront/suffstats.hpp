@@ -15,14 +15,18 @@
 // be left null. For binary data the pass then writes 4 bytes per cell against G
 // bytes read, so it runs at the speed of reading the scores.
 //
-// Byte scores take a fast path per prompt row: the row's bytes are packed 8 at a
-// time into a bitmap with one multiply (valid when every byte is 0 or 1, which the
-// same pass checks by OR-ing the words), and each cell's count is the popcount of
-// its G-bit window. A row with a byte > 1 falls back to the exact general loop
-// (integer accumulators). Per-cell results never depend on the thread count: every
-// cell is reduced by one thread in generation order.
+// Byte scores take a fast path: without a mask, with uint8 counts and G <= 32 a
+// block of rows is one stream of cells, each counted from one 32-byte load (AVX2:
+// movemask of bit 0, popcount of the low G bits); otherwise per prompt row, the
+// row's bytes are packed into a bitmap (AVX2 movemask, or 8 at a time with one
+// multiply) and each cell's count is the popcount of its G-bit window. Both check
+// in the same pass, by OR-ing what they load, that every byte is 0 or 1. A block
+// (row) with a byte > 1 falls back to the exact general loop (integer
+// accumulators). Per-cell results never depend on the thread count: every cell is
+// reduced by one thread in generation order.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -236,13 +240,77 @@ __attribute__((target("avx2,popcnt"))) CAPFRONT_NOINLINE bool binary_row_avx2(
         std::memcpy(&w, bits + b0 / 8, sizeof w);
         counts[l] = static_cast<std::int32_t>(_mm_popcnt_u64((w >> (b0 % 8)) & keep));
         if constexpr (HasMask) {
-            std::memcpy(&w, mbits + b0 / 8, sizeof w);
-            nd[l] = static_cast<std::int32_t>(_mm_popcnt_u64((w >> (b0 % 8)) & keep));
+            if (nd) {
+                std::memcpy(&w, mbits + b0 / 8, sizeof w);
+                nd[l] = static_cast<std::int32_t>(_mm_popcnt_u64((w >> (b0 % 8)) & keep));
+            }
         } else if (nd) {
             nd[l] = static_cast<std::int32_t>(G);
         }
     }
     return true;
+}
+
+// AVX2 cell stream of byte scores without a mask, G <= 32 (chosen at run time).
+// Without a mask the rows of a block are one contiguous stream of cells of G bytes
+// (row boundaries do not matter), so each cell is one unaligned 32-byte load at its
+// own start: bit 0 of every byte to a movemask (shift by 7), the low G bits kept,
+// one popcount, and the count stored straight into the uint8 output (four cells per
+// step, stores merged). Every load is OR-ed into a check that each byte is 0 or 1
+// (a load also covers up to 32 - G bytes of the next cells, which belong to the
+// tensor and are checked anyway: a byte > 1 just after the block sends this block
+// to the exact row loop too). Against the per-row bitmap (bits stored, reloaded
+// per cell, an int32 count narrowed afterwards): about half the instructions per
+// cell and loads in address order, so one thread runs at the speed of a plain
+// read of the bytes. `avail` is the number of bytes readable from x (to the end of
+// the tensor); the cells whose load would pass it, and G == 0, are summed bytewise.
+// Returns false when a byte is > 1 (the caller then redoes the block row by row,
+// overwriting what was written).
+__attribute__((target("avx2,popcnt"), always_inline)) inline std::uint8_t low_bits_count(
+    __m256i v, std::uint32_t keep) {
+    const auto b =
+        static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_slli_epi16(v, 7)));
+    return static_cast<std::uint8_t>(_mm_popcnt_u32(b & keep));
+}
+
+__attribute__((target("avx2,popcnt"))) CAPFRONT_NOINLINE inline bool binary_cells_avx2(
+    const std::uint8_t* x, std::size_t M, std::size_t G, std::size_t avail,
+    std::uint8_t* out) {
+    const std::uint32_t keep = G >= 32 ? ~0u : (std::uint32_t{1} << G) - 1;
+    // cells k with k G + 32 <= avail
+    const std::size_t safe =
+        avail < 32 || G == 0 ? 0 : std::min(M, (avail - 32) / G + 1);
+    __m256i any = _mm256_setzero_si256();
+    const std::uint8_t* p = x;
+    std::size_t k = 0;
+    for (; k + 4 <= safe; k += 4, p += 4 * G) {
+        const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+        const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + G));
+        const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * G));
+        const __m256i v3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 3 * G));
+        any = _mm256_or_si256(
+            any, _mm256_or_si256(_mm256_or_si256(v0, v1), _mm256_or_si256(v2, v3)));
+        out[k] = low_bits_count(v0, keep);
+        out[k + 1] = low_bits_count(v1, keep);
+        out[k + 2] = low_bits_count(v2, keep);
+        out[k + 3] = low_bits_count(v3, keep);
+    }
+    for (; k < safe; ++k, p += G) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+        any = _mm256_or_si256(any, v);
+        out[k] = low_bits_count(v, keep);
+    }
+    unsigned tail_any = 0;
+    for (; k < M; ++k, p += G) {
+        unsigned c = 0;
+        for (std::size_t g = 0; g < G; ++g) {
+            c += p[g];
+            tail_any |= p[g];
+        }
+        out[k] = static_cast<std::uint8_t>(c);
+    }
+    return _mm256_testz_si256(any, _mm256_set1_epi8(static_cast<char>(0xFE))) &&
+           (tail_any & 0xFEu) == 0;
 }
 
 inline bool has_avx2_popcnt() {
@@ -335,8 +403,36 @@ SuffStatsFlags sufficient_stats(const T* scores, const std::uint8_t* mask,
 #else
     const bool bitmap_rows = false;
 #endif
+    // byte scores, no mask, uint8 counts, G <= 32: the AVX2 cell stream per block
+#ifdef CAPFRONT_SUFFSTATS_X86
+    const bool cell_stream = detail::is_byte_score<T> && mask == nullptr &&
+                             out.counts8 != nullptr && G >= 1 && G <= 32 &&
+                             detail::has_avx2_popcnt();
+#endif
     parallel_blocks(N, kBlockRows, [&](std::size_t n0, std::size_t n1) {
         SuffStatsFlags f;
+        bool streamed = false;
+#ifdef CAPFRONT_SUFFSTATS_X86
+        if (cell_stream)
+            streamed = detail::binary_cells_avx2(
+                reinterpret_cast<const std::uint8_t*>(scores + n0 * row), (n1 - n0) * L,
+                G, (N - n0) * row, out.counts8 + n0 * L);
+#endif
+        if (streamed) {
+            if (out.n_draws)
+                std::fill(out.n_draws + n0 * L, out.n_draws + n1 * L,
+                          static_cast<std::int32_t>(G));
+            for (std::size_t n = n0; n < n1; ++n) {
+                if (cost)
+                    detail::value_row(cost + n * row, nullptr, L, G, n * L, f.bad_cost,
+                                      out.cost_sum, nullptr);
+                if (latency)
+                    detail::value_row(latency + n * row, nullptr, L, G, n * L,
+                                      f.bad_latency, out.latency_sum, out.latency_max);
+            }
+            block_flags[n0 / kBlockRows] = f;
+            return;
+        }
         // the row bitmaps of the AVX2 path (x & m, then m)
         std::vector<std::uint8_t> bits(bitmap_rows ? 2 * (row / 8 + 16) : 0);
         // byte counts: the rows write int32 counts of this block (L2 resident),
