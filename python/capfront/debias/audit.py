@@ -56,8 +56,9 @@ low) to the naive one (biased high).
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -154,6 +155,29 @@ def _even(N: int, size: int) -> np.ndarray:
     if N <= size:
         return np.arange(N)
     return np.unique(np.linspace(0, N - 1, size).round().astype(np.int64))
+
+
+class _Inline:
+    """An executor that runs each task when it is submitted (one worker)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def submit(self, fn, *args, **kwargs) -> Future:
+        fut: Future = Future()
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except BaseException as e:  # (re-raised by result(), as a pool's)
+            fut.set_exception(e)
+        return fut
+
+
+def _pool(workers: int):
+    """A thread pool of ``workers``, or :class:`_Inline` for one."""
+    return ThreadPoolExecutor(max_workers=workers) if workers > 1 else _Inline()
 
 
 def _world_summary(err, err_pop, est, se, truth, truth_pops, z, shrink):
@@ -280,13 +304,23 @@ def audit(
     # the fits read the counts pgm's do (coarsened above 500 draws a cell)
     S_fit = S if (coarse := coarse_counts(S, G)) is None else coarse
     alt = None  # the other family's fit (family="auto")
+    sel_fit = None  # choose_family's fit on its subsample
+    # threads for the fits and simulations below (each result is its own: the
+    # same numbers with any number of them)
+    n_par = max(1, int(n_workers or get_num_threads()))
     if family == "auto":
-        # the logit-scale family as pgm's own "auto" picks it (normal or t)
-        cont = choose_family(S_fit, G, topic, backend=backend, topics=names)[0]
-        fits = [
-            fit_latent(S_fit, G, topic, family=f, backend=backend, topics=names)
-            for f in (cont, "betabinomial")
-        ]
+
+        def latent(f):
+            return fit_latent(S_fit, G, topic, family=f, backend=backend, topics=names)
+
+        # the Beta fit in a thread while the logit-scale family is chosen (as
+        # pgm's own "auto" picks it: normal or t) and fitted
+        with _pool(min(n_par, 2)) as pool:
+            beta = pool.submit(latent, "betabinomial")
+            cont, sel_fit, _ = choose_family(
+                S_fit, G, topic, backend=backend, topics=names
+            )
+            fits = [latent(cont), beta.result()]
         delta = float(fits[1].loglik - fits[0].loglik)
         fit, alt = (fits[1], fits[0]) if delta > AUTO_MARGIN else fits
         family = fit.family
@@ -310,6 +344,8 @@ def audit(
             backend=backend,
             topics=names,
             one_class=fit,
+            select_base=sel_fit,
+            workers=min(n_par, 2),
         )
     else:
         pfit = fit
@@ -366,31 +402,36 @@ def audit(
     n = int(n_sims)
     streams = {}
     jobs = []
-    truth_pops = {}
+    # each world's population oracle (its own stream: computed in the pool
+    # below, beside the simulations): () -> (per simulation (n,), the first)
+    pop_tasks = {}
     other = np.zeros(n, bool)
     for wi, w in enumerate(names_w):
         if w == "latent":
             ss = np.random.SeedSequence(int(seed)).spawn(n + 2)
-            rng = np.random.default_rng(ss[0])
             w_alt = 0.0 if alt is None else family_weights[alt.family]
             other = np.random.default_rng(ss[-1]).random(n) < w_alt
-            truth_pop0 = population_oracle(latent_sampler(fit), rng)
-            tp = np.full(n, truth_pop0)
-            if other.any():
-                tp[other] = population_oracle(latent_sampler(alt), rng)
-            truth_pops[w] = tp
+
+            def pop_latent(s0=ss[0], other=other):
+                rng = np.random.default_rng(s0)
+                first = population_oracle(latent_sampler(fit), rng)
+                tp = np.full(n, first)
+                if other.any():
+                    tp[other] = population_oracle(latent_sampler(alt), rng)
+                return tp, first
+
+            pop_tasks[w] = pop_latent
             streams[w] = ss[1 : n + 1]
         else:
             ss = np.random.SeedSequence([int(seed), 1000 + wi]).spawn(n + 1)
-            truth_pops[w] = np.full(
-                n,
-                population_oracle(
-                    samplers[w], np.random.default_rng(ss[0]), w == "posterior"
-                ),
-            )
+
+            def pop_world(w=w, s0=ss[0]):
+                r0 = np.random.default_rng(s0)
+                first = population_oracle(samplers[w], r0, w == "posterior")
+                return np.full(n, first), first
+
+            pop_tasks[w] = pop_world
             streams[w] = ss[1:]
-            if wi == 0:
-                truth_pop0 = float(truth_pops[w][0])
         jobs += [(w, i) for i in range(n)]
 
     curve_methods = [m for m in methods if m in ("jackknife", "extrapolation")]
@@ -450,24 +491,46 @@ def audit(
             est[w][m][i] = dec.estimate()
             ses[w][m][i] = dec.standard_error()
 
-    workers = max(1, min(int(n_workers or get_num_threads()), len(jobs)))
-    if workers == 1:
-        for job in jobs:
-            one(job)
-    else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            for fut in [pool.submit(one, job) for job in jobs]:
-                fut.result()
+    # the rival models' fits (model_sensitivity) and the data's pgm estimate
+    # run in the same pool as the simulations, first (the longest tasks)
+    short = naive_shortcut(S, G) if "pgm" in methods else None
+    sens_plan = (
+        _sensitivity_plan(S, G, topic, pfit, names, backend)
+        if "pgm" in methods and sensitivity and short is None
+        else None
+    )
+    # (a copy: posterior_max stores the class responsibilities in the fit,
+    # which the simulations' refits start from)
+    pfit_data = dataclasses.replace(pfit)
+
+    def data_pgm():
+        return posterior_max(pfit_data, backend, cell_means=False)[0]
+
+    workers = max(1, min(n_par, len(jobs)))
+    with _pool(workers) as pool:
+        sens_futs = [] if sens_plan is None else [
+            pool.submit(sens_plan[0], k, f) for k, f in sens_plan[1]
+        ]  # fmt: skip
+        pgm_fut = pool.submit(data_pgm) if "pgm" in methods and short is None else None
+        pop_futs = {w: pool.submit(task) for w, task in pop_tasks.items()}
+        for fut in [pool.submit(one, job) for job in jobs]:
+            fut.result()
+        truth_pops = {w: f.result()[0] for w, f in pop_futs.items()}
+        # the latent world's population oracle under its fit (else the first
+        # world's)
+        truth_pop0 = float(pop_futs[names_w[0]].result()[1])
+        sens_res = [f.result() for f in sens_futs]
+        e1 = None if pgm_fut is None else pgm_fut.result()
+    if pgm_fut is not None:
+        pfit.class_resp, pfit.resp = pfit_data.class_resp, pfit_data.resp
 
     # ---- the data's own estimates and statistics
-    short = naive_shortcut(S, G) if "pgm" in methods else None
     data_est, data_se = {}, {}
     for m in set(methods) | {"naive", "crossfit"}:
         if m == "pgm" and short is not None:
             # as debiased_oracle(res, "pgm") does at many draws per cell
             data_est[m], data_se[m] = short.estimate(), short.standard_error()
         elif m == "pgm":
-            e1, e2, _ = posterior_max(pfit, backend, cell_means=False)
             data_est[m] = float(e1.mean())
             data_se[m] = float(e1.std(ddof=1) / np.sqrt(N)) if N > 1 else 0.0
         else:
@@ -524,11 +587,7 @@ def audit(
                 | {k: v for k, v in s_.items() if not k.startswith("_")}
             )
     world_table = pd.DataFrame(wrows).set_index(["world", "method"])
-    sens = (
-        model_sensitivity(S, G, topic, pfit, names, backend)
-        if "pgm" in methods and sensitivity and short is None
-        else None
-    )
+    sens = None if sens_plan is None else _sensitivity_table(sens_plan[1], sens_res)
     rows_out = []
     for m in methods:
         parts = [summ[(w, m)] for w in passing]
@@ -624,6 +683,15 @@ def model_sensitivity(
     the oracle they imply (the checks pass for several), so their disagreement is
     an error the simulated worlds do not measure: the audit's quoted interval for
     ``pgm`` is at least this wide."""
+    estimate, alts = _sensitivity_plan(S, G, topic, pfit, names, backend, size)
+    return _sensitivity_table(alts, [estimate(k, f) for k, f in alts])
+
+
+def _sensitivity_plan(S, G, topic, pfit, names, backend, size: int = SIM_PROMPTS):
+    """:func:`model_sensitivity`'s fits: ``(estimate, models)``, ``estimate(k,
+    family) -> (estimate, loglik, n_params)`` on the subsample and ``models``
+    the fitted model first, then its rivals (each fit is independent of the
+    others: the audit runs them in its pool)."""
     from .classes import fit_pgm, posterior_max
     from .latent import FAMILIES
 
@@ -641,14 +709,18 @@ def model_sensitivity(
         est = float(posterior_max(f, backend, cell_means=False)[0].mean())
         return est, float(f.loglik), int(f.n_params)
 
-    base, ll0, np0 = estimate(K, fam)
     # fewer classes than the chosen K are rejected by the data (BIC +100 to
     # +1,200 on the battery when BIC chose) yet can move the estimate by a
     # point: not a rival
-    alts = [(2 * K, fam)] + [(K, f) for f in others]
+    return estimate, [(K, fam), (2 * K, fam)] + [(K, f) for f in others]
+
+
+def _sensitivity_table(models, results) -> pd.DataFrame:
+    """The :func:`model_sensitivity` table from the estimates of ``models`` (the
+    fitted model first)."""
+    base, ll0, np0 = results[0]
     rows = []
-    for k, f in alts:
-        e, ll, n_par = estimate(k, f)
+    for (k, f), (e, ll, n_par) in zip(models[1:], results[1:], strict=True):
         rows.append(
             {
                 "latent_classes": k,

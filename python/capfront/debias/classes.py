@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy.cluster.vq import kmeans2
@@ -331,27 +332,43 @@ def _even(N: int, size: int) -> np.ndarray:
     return np.unique(np.linspace(0, N - 1, size).round().astype(np.int64))
 
 
-def _select(S, G, topic, ks, max_iter, kw, base=None):
+def _select(S, G, topic, ks, max_iter, kw, base=None, workers=1):
     """AIC of the candidate numbers of classes and their fits: ``(aic, fits)``;
     ``base``: the one-class fit of the same prompts and options, when already
     made. Candidates are fitted in increasing order until ``SELECT_PATIENCE``
     in a row fail to improve on the best so far: a K that does not pay can be
-    followed by a larger one that does (two classes of a three-kind pool)."""
+    followed by a larger one that does (two classes of a three-kind pool).
+    ``workers > 1``: the next ``workers`` candidates are fitted at the same time
+    in threads (each fit is its own, so the result is the same; a fit past the
+    stopping point is discarded)."""
     if base is None:
         base = fit_latent(S, G, topic, max_iter=max_iter, **kw)
     fits = {1: base}
     aic = {1: _aic(base)}
     misses = 0
-    for k in sorted(k for k in ks if k > 1):
-        fits[k] = fit_classes(
+    todo = sorted(k for k in ks if k > 1)
+    n_par = max(1, int(workers))
+
+    def one(k):
+        return fit_classes(
             S, G, topic, k, base=base, max_iter=min(max_iter, CLASS_MAX_ITER), **kw
         )
-        aic[k] = _aic(fits[k])
-        misses = (
-            misses + 1 if aic[k] >= min(v for kk, v in aic.items() if kk < k) else 0
-        )
-        if misses >= SELECT_PATIENCE:
-            break
+
+    while todo and misses < SELECT_PATIENCE:
+        batch, todo = todo[:n_par], todo[n_par:]
+        if len(batch) == 1:
+            done = [one(batch[0])]
+        else:
+            with ThreadPoolExecutor(max_workers=len(batch)) as pool:
+                done = list(pool.map(one, batch))
+        for k, f in zip(batch, done, strict=True):
+            fits[k] = f
+            aic[k] = _aic(f)
+            misses = (
+                misses + 1 if aic[k] >= min(v for kk, v in aic.items() if kk < k) else 0
+            )
+            if misses >= SELECT_PATIENCE:
+                break
     if 1 not in ks:
         fits.pop(1)
         aic.pop(1)
@@ -429,6 +446,8 @@ def fit_pgm(
     backend: str | None = None,
     candidates: tuple[int, ...] = CLASS_CANDIDATES,
     one_class: LatentFit | None = None,
+    select_base: LatentFit | None = None,
+    workers: int = 1,
 ) -> LatentFit:
     """The ``pgm`` fit: ``latent_classes`` an int (``1``: the one-class model) or
     ``"auto"``: the AIC-best of ``candidates`` with at least
@@ -438,7 +457,11 @@ def fit_pgm(
     ``LatentFit.family_loglik`` holds the candidates' log-likelihoods).
     With ``init`` the refit keeps ``init``'s number of classes and family;
     ``one_class``: the one-class fit of the same data and family, returned when
-    AIC picks one class."""
+    AIC picks one class; ``select_base``: the one-class fit of the selection
+    subsample (:func:`choose_family`'s, the same prompts and options), used
+    when its family and degrees of freedom are the chosen ones (else fitted
+    again); ``workers``: candidates fitted at the same time (:func:`_select`;
+    the same result)."""
     if family != "auto" and family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; use 'auto' or one of {FAMILIES}")
     if init is not None:
@@ -495,6 +518,8 @@ def fit_pgm(
     # differences between candidates there are hundreds of nats), with a looser
     # EM tolerance
     sel = _even(N, SELECT_SIZE)
+    if sel_fit is None and _same_base(select_base, family, kw["t_df"], len(sel)):
+        sel_fit = select_base  # (choose_family's: the same prompts and options)
     aic, fits = _select(
         S[sel],
         G[sel],
@@ -503,6 +528,7 @@ def fit_pgm(
         max_iter,
         {**kw, "tol": max(tol, SELECT_TOL)},
         base=sel_fit,  # (the same prompts and options)
+        workers=workers,
     )
     best = min(aic, key=lambda k: (aic[k], k))
     if family == "logit_t" and kw["t_df"] is None:
@@ -532,18 +558,29 @@ def fit_pgm(
     return out
 
 
+def _same_base(fit: LatentFit | None, family: str, t_df, n: int) -> bool:
+    """Whether ``fit`` is the one-class fit ``_select`` would make on its ``n``
+    prompts: the same family and (the t) degrees of freedom."""
+    if fit is None or fit.family != family or fit.cell_row.shape[0] != n:
+        return False
+    return family != "logit_t" or (t_df is not None and fit.t_df == t_df)
+
+
 def posterior_max(
     fit: LatentFit,
     backend: str | None = None,
     min_resp: float = 1e-6,
     stride: int | None = None,
     cell_means: bool = True,
+    class_min_resp: float = CLASS_MIN_RESP,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """:func:`capfront.debias.latent.posterior_max` for any fit: with latent
     classes, ``sum_k r[n, k]`` times each class's exact posterior maximum (and
     posterior cell means), from a fresh E-step at the fitted hyperparameters.
     Also stores ``fit.class_resp`` and the class-mixed difficulty posterior in
-    ``fit.resp``. ``cell_means=False``: the cell means are not kept (``None``)."""
+    ``fit.resp``. ``cell_means=False``: the cell means are not kept (``None``);
+    ``class_min_resp``: (prompt, class) pairs with less responsibility are
+    skipped (the rest renormalised)."""
     if fit.n_classes == 1:
         return _posterior_max_one(
             fit, backend, min_resp=min_resp, stride=stride, cell_means=cell_means
@@ -572,7 +609,7 @@ def posterior_max(
         rf = r.reshape(-1)
         if resp_mix is not None:
             resp_mix[sl] = (resp * rf[:, None]).reshape(-1, K, J).sum(axis=1)
-        keep = np.flatnonzero(rf >= CLASS_MIN_RESP)
+        keep = np.flatnonzero(rf >= class_min_resp)
         sub = dataclasses.replace(
             fit,
             resp=np.ascontiguousarray(resp[keep]),
@@ -610,6 +647,7 @@ def pgm_decomposition(
     tol: float = 2e-6,
     topics: list | None = None,
     min_resp: float = 1e-6,
+    class_min_resp: float = CLASS_MIN_RESP,
 ) -> Decomposition:
     """``O_pgm = mean_n E_post[max_l p[n, l]]`` under the (latent-class) fit; the
     per-prompt values are the posterior expected maxima with the hyperparameters
@@ -640,7 +678,10 @@ def pgm_decomposition(
         tol=tol,
         topics=topics,
     )
-    dec = fit_decomposition(fit, *posterior_max(fit, backend, min_resp=min_resp))
+    dec = fit_decomposition(
+        fit,
+        *posterior_max(fit, backend, min_resp=min_resp, class_min_resp=class_min_resp),
+    )
     dec.diagnostics["latent_classes"] = fit.n_classes
     dec.diagnostics["aic"] = dict(fit.aic)
     dec.diagnostics["bic"] = dict(fit.bic)
