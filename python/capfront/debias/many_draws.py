@@ -46,39 +46,94 @@ from .result import Decomposition
 
 #: cells with more draws than this are coarsened for pgm's fit (the likelihood
 #: tables hold a row per (G, S) pair: G + 1 rows, or one per cell, above)
-COARSE_MIN_G = 500
+COARSE_MIN_G = 100
 #: the rounding step on the arcsine scale, in units of a cell's sampling
 #: standard deviation ``1 / (2 sqrt(G))``
-COARSE_STEP = 0.25
+COARSE_STEP = 1.0
 #: at most this many rounding steps over ``z = 0 .. pi / 2`` (rows per draw count)
-COARSE_LEVELS = 512
+COARSE_LEVELS = 256
+#: the coarsened counts as :class:`BinnedCounts` (the fits read each bin's exact
+#: likelihood) rather than as the rounded counts themselves
+COARSE_BINNED = True
 
 
-def coarse_counts(S: np.ndarray, G: np.ndarray) -> np.ndarray | None:
-    """``S`` with the counts of cells of more than :data:`COARSE_MIN_G` draws
-    rounded on the arcsine scale (the module docstring gives the rule), in
-    ``S``'s dtype and in blocks of prompts; ``None`` when no cell has that many
-    draws (the counts are then used as they are)."""
+class BinnedCounts(np.ndarray):
+    """Counts rounded by :func:`coarse_counts`' rule that carry the rule
+    (``rule = (min_g, step, levels)``): the latent model's tables read such a
+    cell as "the count lies in the bin of counts the rule maps to this one"
+    (:func:`bins`; the exact likelihood of the binned data, so the bins' width
+    costs information but adds no noise the model does not know of). Slices
+    and fancy indexing keep the rule."""
+
+    rule: tuple | None
+
+    def __array_finalize__(self, obj) -> None:
+        self.rule = getattr(obj, "rule", None)
+
+
+def _rounded(s: np.ndarray, g: np.ndarray, step: float, levels: int) -> np.ndarray:
+    """The rule on int64 counts ``s`` of ``g > 0`` draws (the module docstring)."""
+    gb = g.astype(np.float64)
+    h = np.maximum(step / (2.0 * np.sqrt(gb)), 0.5 * np.pi / levels)
+    z = np.arcsin(np.sqrt(s / gb))
+    s_new = np.rint(gb * np.sin(np.minimum(h * np.rint(z / h), 0.5 * np.pi)) ** 2)
+    s_new = s_new.astype(np.int64)
+    inside = (s > 0) & (s < g)
+    return np.where(inside, np.clip(s_new, 1, g - 1), s)
+
+
+def coarse_counts(
+    S: np.ndarray,
+    G: np.ndarray,
+    *,
+    min_g: int | None = None,
+    step: float | None = None,
+    levels: int | None = None,
+    binned: bool | None = None,
+) -> np.ndarray | None:
+    """``S`` with the counts of cells of more than ``min_g``
+    (:data:`COARSE_MIN_G`) draws rounded on the arcsine scale (the module
+    docstring gives the rule; ``step``, ``levels``: :data:`COARSE_STEP`,
+    :data:`COARSE_LEVELS`), in ``S``'s dtype and in blocks of prompts; ``None``
+    when no cell has that many draws (the counts are then used as they are).
+    ``binned``: a :class:`BinnedCounts` carrying the rule."""
+    min_g = COARSE_MIN_G if min_g is None else int(min_g)
+    step = COARSE_STEP if step is None else float(step)
+    levels = COARSE_LEVELS if levels is None else int(levels)
+    binned = COARSE_BINNED if binned is None else bool(binned)
     G = np.broadcast_to(G, np.shape(S))
-    if int(G.max()) <= COARSE_MIN_G:
+    if int(G.max()) <= min_g:
         return None
     out = np.array(S, copy=True)
     for sl in row_blocks(len(S)):
         g = np.asarray(G[sl], dtype=np.int64)
-        big = g > COARSE_MIN_G
+        big = g > min_g
         if not big.any():
             continue
         s = np.asarray(S[sl], dtype=np.int64)[big]
-        gb = g[big].astype(np.float64)
-        h = np.maximum(COARSE_STEP / (2.0 * np.sqrt(gb)), 0.5 * np.pi / COARSE_LEVELS)
-        z = np.arcsin(np.sqrt(s / gb))
-        s_new = np.rint(gb * np.sin(np.minimum(h * np.rint(z / h), 0.5 * np.pi)) ** 2)
-        s_new = s_new.astype(np.int64)
-        inside = (s > 0) & (s < g[big])
-        s_new = np.where(inside, np.clip(s_new, 1, g[big] - 1), s)
         block = out[sl]
-        block[big] = s_new.astype(out.dtype)
+        block[big] = _rounded(s, g[big], step, levels).astype(out.dtype)
+    if binned:
+        out = out.view(BinnedCounts)
+        out.rule = (min_g, step, levels)
     return out
+
+
+def bins(g: np.ndarray, s: np.ndarray, rule: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)``: the counts ``lo .. hi`` of ``g`` draws that ``rule``
+    (:class:`BinnedCounts`) maps to ``s``, for int64 pairs ``(g, s)`` (``g`` up
+    to ``min_g``: ``lo = hi = s``)."""
+    min_g, step, levels = rule
+    g = np.asarray(g, dtype=np.int64)
+    s = np.asarray(s, dtype=np.int64)
+    lo, hi = s.copy(), s.copy()
+    for gv in np.unique(g[g > min_g]):
+        at = np.flatnonzero(g == gv)
+        allc = np.arange(int(gv) + 1, dtype=np.int64)
+        m = _rounded(allc, np.full_like(allc, gv), step, levels)  # monotone
+        lo[at] = np.searchsorted(m, s[at], side="left")
+        hi[at] = np.searchsorted(m, s[at], side="right") - 1
+    return lo, hi
 
 
 def shortcut_audit(
