@@ -497,17 +497,21 @@ def _cell_table(logh: np.ndarray, theta: np.ndarray, local: bool = False) -> np.
     (:class:`EMRows`), ``T[l, k, i, j]`` then model ``l``'s row ``i`` (the same
     numbers, fewer rows)."""
     idx, wt = _eta_index(theta)
-    if not local:
-        a = logh[:, idx]  # (R, L, K, J)
-        b = logh[:, idx + 1]
-        t = a + wt[None] * (b - a)
-        return np.ascontiguousarray(t.transpose(1, 2, 0, 3))
     L, K, J = idx.shape
-    out = np.empty((L, K, logh.shape[1], J))
+    R = logh.shape[1] if local else logh.shape[0]
+    out = np.empty((L, K, R, J))
+    # per model, gathers of whole eta columns (rows of log h transposed: R
+    # contiguous numbers each), then one transposing copy; each number is
+    # a + wt (b - a) as before (the same bits, several times faster at many rows)
+    lt = None if local else np.ascontiguousarray(logh.T)  # (n_eta, R)
     for l in range(L):
-        a = logh[l][:, idx[l]]  # (R_l, K, J)
-        b = logh[l][:, idx[l] + 1]
-        out[l] = (a + wt[l][None] * (b - a)).transpose(1, 0, 2)
+        lt_l = np.ascontiguousarray(logh[l].T) if local else lt
+        a = lt_l[idx[l]]  # (K, J, R)
+        b = lt_l[idx[l] + 1]
+        b -= a
+        b *= wt[l][:, :, None]
+        b += a
+        out[l] = b.transpose(0, 2, 1)
     return out
 
 

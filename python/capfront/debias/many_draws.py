@@ -51,7 +51,7 @@ COARSE_MIN_G = 100
 #: standard deviation ``1 / (2 sqrt(G))``
 COARSE_STEP = 1.0
 #: at most this many rounding steps over ``z = 0 .. pi / 2`` (rows per draw count)
-COARSE_LEVELS = 256
+COARSE_LEVELS = 128
 #: the coarsened counts as :class:`BinnedCounts` (the fits read each bin's exact
 #: likelihood) rather than as the rounded counts themselves
 COARSE_BINNED = True
