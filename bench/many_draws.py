@@ -65,7 +65,8 @@ def child(args) -> None:
         value, se = float(out.value), float(out.se)
         extra = {"classes": out.diagnostics.get("latent_classes")}
     else:
-        out = cf.audit(res, backend=b)
+        methods = None if args.audit_methods is None else args.audit_methods.split(",")
+        out = cf.audit(res, backend=b, methods=methods)
         value = float(out.data_estimates["value"][out.recommended])
         se = float(out.data_estimates["se"][out.recommended])
         extra = {"recommended": out.recommended, "quoted": str(out.quoted)[:120]}
@@ -89,6 +90,9 @@ def main() -> None:
     ap.add_argument("--audit", action="store_true", help="time audit() too")
     ap.add_argument("--only-audit", action="store_true")
     ap.add_argument("--set", action="append", default=[])
+    ap.add_argument(
+        "--audit-methods", default=None, help="audit(methods=...), comma-separated"
+    )
     ap.add_argument("--json", default=None, help="append the rows to this file")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--call", default="pgm", help=argparse.SUPPRESS)
@@ -108,6 +112,8 @@ def main() -> None:
                            "--world", w, "--backends", b]  # fmt: skip
                     for s in args.set:
                         cmd += ["--set", s]
+                    if args.audit_methods:
+                        cmd += ["--audit-methods", args.audit_methods]
                     out = subprocess.run(cmd, capture_output=True, text=True)
                     if out.returncode != 0:
                         print(out.stderr[-2000:], file=sys.stderr)
