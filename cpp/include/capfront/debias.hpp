@@ -446,13 +446,18 @@ inline double pgm_estep_stats(const double* T, const Row* cell_row,
     const std::size_t P = L * K * R * J;
     block_rows = std::max<std::size_t>(1, block_rows);
     const std::size_t n_blocks = (N + block_rows - 1) / block_rows;
-    std::vector<double> partial(n_blocks * P, 0.0);
+    // one block (up to block_rows prompts): its sums go straight into C, the
+    // same numbers as C = 0 + partial (no second (L, K, R, J) array to zero,
+    // fault in and add: at many table rows most of the kernel's time)
+    const bool direct = n_blocks == 1;
+    std::vector<double> partial(direct ? 0 : n_blocks * P, 0.0);
+    if (direct) std::fill(C, C + P, 0.0);
     std::vector<double> part_ll(n_blocks, 0.0);
     const double work = static_cast<double>(N * L * J) * 2.0;
     const double max_log_w = max_of(log_w, J);
     parallel_blocks_min(n_blocks, 1, work, [&](std::size_t b0, std::size_t b1) {
         for (std::size_t b = b0; b < b1; ++b) {
-            double* cb = partial.data() + b * P;
+            double* cb = direct ? C : partial.data() + b * P;
             double acc_ll = 0.0;
             const std::size_t i1 = std::min(N, (b + 1) * block_rows);
             for (std::size_t n = b * block_rows; n < i1; ++n) {
@@ -487,11 +492,13 @@ inline double pgm_estep_stats(const double* T, const Row* cell_row,
             part_ll[b] = acc_ll;
         }
     });
-    std::fill(C, C + P, 0.0);
+    if (!direct) std::fill(C, C + P, 0.0);
     double ll = 0.0;
     for (std::size_t b = 0; b < n_blocks; ++b) {
-        const double* cb = partial.data() + b * P;
-        for (std::size_t i = 0; i < P; ++i) C[i] += cb[i];
+        if (!direct) {
+            const double* cb = partial.data() + b * P;
+            for (std::size_t i = 0; i < P; ++i) C[i] += cb[i];
+        }
         ll += part_ll[b];
     }
     return ll;

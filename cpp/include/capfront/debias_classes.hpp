@@ -53,7 +53,11 @@ inline double pgm_class_estep(const ClassEstepArgs<Row>& a, double* r_out, doubl
     const std::size_t P = C != nullptr ? L * TK * R * J : 0;
     const std::size_t br = std::max<std::size_t>(1, a.block_rows);
     const std::size_t n_blocks = (N + br - 1) / br;
-    std::vector<double> part_c(n_blocks * P, 0.0);
+    // one block: its statistics go straight into C (the same numbers as
+    // C = 0 + part_c; no second (L, TK, R, J) array to zero, fault in and add)
+    const bool direct = C != nullptr && n_blocks == 1;
+    std::vector<double> part_c(direct ? 0 : n_blocks * P, 0.0);
+    if (direct) std::fill(C, C + P, 0.0);
     std::vector<double> part_w(wsum != nullptr ? n_blocks * J : 0, 0.0);
     std::vector<double> part_ll(n_blocks, 0.0);
     const double max_log_w = max_of(a.log_w, J);
@@ -64,7 +68,7 @@ inline double pgm_class_estep(const ClassEstepArgs<Row>& a, double* r_out, doubl
         std::vector<double> llk(K), rk(K);
         std::vector<std::size_t> lo(K), hi(K);
         for (std::size_t b = b0; b < b1; ++b) {
-            double* cb = C != nullptr ? part_c.data() + b * P : nullptr;
+            double* cb = C == nullptr ? nullptr : direct ? C : part_c.data() + b * P;
             double* wb = wsum != nullptr ? part_w.data() + b * J : nullptr;
             double acc_ll = 0.0;
             const std::size_t i1 = std::min(N, (b + 1) * br);
@@ -143,7 +147,7 @@ inline double pgm_class_estep(const ClassEstepArgs<Row>& a, double* r_out, doubl
             part_ll[b] = acc_ll;
         }
     });
-    if (C != nullptr) {
+    if (C != nullptr && !direct) {
         std::fill(C, C + P, 0.0);
         for (std::size_t b = 0; b < n_blocks; ++b) {
             const double* cb = part_c.data() + b * P;

@@ -326,6 +326,42 @@ def _loglik_rows(g_all: np.ndarray, s_all: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(logc + s_ * lp[None] + (g - s_) * lq[None])
 
 
+def _loglik_bins(g_all: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``log P(lo <= S <= hi | G, p = sigma(t))`` on the t grid, one row per
+    bin (binned counts, :class:`capfront.debias.many_draws.BinnedCounts`; a bin
+    of one count is :func:`_loglik_rows`' row). Wide bins (all inside ``1 .. G -
+    1``) from regularised incomplete Beta functions, each point from the form
+    whose two terms are small (the upper tail below the bin, the lower above);
+    where the count's mode lies outside the bin, kept between the larger end
+    count's probability and ``hi - lo + 1`` times it (the far tails, where the
+    incomplete Beta functions lose their relative accuracy or underflow)."""
+    out = _loglik_rows(g_all, lo)
+    wide = np.flatnonzero(hi > lo)
+    if len(wide) == 0:
+        return out
+    out[wide] = np.maximum(out[wide], _loglik_rows(g_all[wide], hi[wide]))
+    p, q = expit(T_GRID)[None], expit(-T_GRID)[None]
+    for a0 in range(0, len(wide), 256):  # (bounded temporaries)
+        w = wide[a0 : a0 + 256]
+        g = g_all[w][:, None].astype(np.float64)
+        a = lo[w][:, None].astype(np.float64)
+        b = hi[w][:, None].astype(np.float64)
+        # P(S >= a) - P(S >= b + 1), and P(S <= b) - P(S <= a - 1)
+        up = betainc(a, g - a + 1, p) - betainc(b + 1, g - b, p)
+        dn = betainc(g - b, b + 1, q) - betainc(g - a + 1, a, q)
+        prob = np.where(p * g > 0.5 * (a + b), dn, up)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lp_ = np.log(np.where(prob > 0, prob, 0.0))
+        # with the count's mode outside the bin its terms fall away from one
+        # end: between that end's probability and the bin's width times it
+        ends = out[w]
+        mode = np.floor((g + 1) * p)
+        outside = (mode < a) | (mode > b)
+        lp_ = np.where(outside, np.minimum(lp_, ends + np.log(b - a + 1)), lp_)
+        out[w] = np.maximum(ends, lp_)
+    return np.ascontiguousarray(out)
+
+
 class Tables:
     """Cell-level tables, one row per ``(G, S)`` pair. Full layout (``pairs``
     not given): every ``S = 0..G`` of the distinct draw counts ``g_values``, row
@@ -336,6 +372,7 @@ class Tables:
         self,
         g_values: np.ndarray,
         pairs: tuple[np.ndarray, np.ndarray] | None = None,
+        rule: tuple | None = None,
     ) -> None:
         self.g_values = np.asarray(g_values, dtype=np.int64)
         if pairs is None:
@@ -347,7 +384,12 @@ class Tables:
             g_all, s_all = (np.asarray(x, dtype=np.int64) for x in pairs)
         self.g_all, self.s_all = g_all, s_all
         self.n_rows = len(g_all)
-        self.loglik = _loglik_rows(g_all, s_all)  # (R, n_t)
+        if rule is None:
+            self.loglik = _loglik_rows(g_all, s_all)  # (R, n_t)
+        else:  # binned counts (compact layout): each row the likelihood of a bin
+            from .many_draws import bins
+
+            self.loglik = _loglik_bins(g_all, *bins(g_all, s_all, rule))
         # (R, 2): log P(S | G, p) at p = 0 and p = 1 (0 or -inf)
         self.edge_loglik = np.ascontiguousarray(
             np.stack(
@@ -455,17 +497,21 @@ def _cell_table(logh: np.ndarray, theta: np.ndarray, local: bool = False) -> np.
     (:class:`EMRows`), ``T[l, k, i, j]`` then model ``l``'s row ``i`` (the same
     numbers, fewer rows)."""
     idx, wt = _eta_index(theta)
-    if not local:
-        a = logh[:, idx]  # (R, L, K, J)
-        b = logh[:, idx + 1]
-        t = a + wt[None] * (b - a)
-        return np.ascontiguousarray(t.transpose(1, 2, 0, 3))
     L, K, J = idx.shape
-    out = np.empty((L, K, logh.shape[1], J))
+    R = logh.shape[1] if local else logh.shape[0]
+    out = np.empty((L, K, R, J))
+    # per model, gathers of whole eta columns (rows of log h transposed: R
+    # contiguous numbers each), then one transposing copy; each number is
+    # a + wt (b - a) as before (the same bits, several times faster at many rows)
+    lt = None if local else np.ascontiguousarray(logh.T)  # (n_eta, R)
     for l in range(L):
-        a = logh[l][:, idx[l]]  # (R_l, K, J)
-        b = logh[l][:, idx[l] + 1]
-        out[l] = (a + wt[l][None] * (b - a)).transpose(1, 0, 2)
+        lt_l = np.ascontiguousarray(logh[l].T) if local else lt
+        a = lt_l[idx[l]]  # (K, J, R)
+        b = lt_l[idx[l] + 1]
+        b -= a
+        b *= wt[l][:, :, None]
+        b += a
+        out[l] = b.transpose(0, 2, 1)
     return out
 
 
@@ -783,7 +829,9 @@ def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
     blocks = [slice(a, a + CELLS_BLOCK) for a in range(0, max(len(G), 1), CELLS_BLOCK)]
     g_values = np.unique(np.concatenate([np.unique(G[sl]) for sl in blocks]))
     g_values = g_values[g_values > 0].astype(np.int64)
-    if int((g_values + 1).sum()) <= FULL_ROWS_MAX:
+    # binned counts (many_draws.BinnedCounts): compact tables of bins
+    rule = getattr(S, "rule", None)
+    if rule is None and int((g_values + 1).sum()) <= FULL_ROWS_MAX:
         tables = _tables(g_values)
         cell_row = np.empty(S.shape, row_dtype(tables.n_rows))
         # in blocks of prompts: no (N, L) int64 temporaries (N = 2e6, L = 33:
@@ -806,10 +854,11 @@ def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
     # the same pairs (pgm's several fits of one data set) share one table and
     # its cached marginal likelihoods (kept only while it is not large: its
     # likelihoods take 16 bytes per row and t point)
-    ckey = (g_max, uniq.tobytes())
+    ckey = (g_max, uniq.tobytes(), rule)
     tables = _COMPACT_CACHE.get(ckey)
     if tables is None:
-        tables = Tables(g_values, (uniq // (g_max + 1), uniq % (g_max + 1)))
+        pairs = (uniq // (g_max + 1), uniq % (g_max + 1))
+        tables = Tables(g_values, pairs, rule)
         if 16 * len(uniq) * len(T_GRID) <= LOGH_CACHE_BYTES:
             _bounded(_COMPACT_CACHE, 2)
             _COMPACT_CACHE[ckey] = tables
