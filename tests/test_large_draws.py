@@ -47,3 +47,27 @@ def test_audit_at_many_draws_quotes_the_naive_oracle(G, backend):
     assert (q.value, q.ci) == (a.value, a.ci)
     assert q.ci_method == a.quoted["how"]
     assert "AuditResult(recommended='pgm'" in repr(a)
+
+
+def test_extrapolation_sizes_bounded_at_many_draws():
+    """Above FIT_POINTS_MAX sizes the fit uses that many, spread evenly: the
+    extrapolated oracle is the same as the fit on every size of the upper half to
+    well within its noise, and few sizes keep the audit's curve cost bounded."""
+    from capfront.debias.extrapolation import (
+        FIT_POINTS_MAX,
+        curve_rows,
+        decay_decomposition,
+        fit_sizes,
+    )
+
+    assert np.array_equal(fit_sizes(20), np.arange(10, 21))
+    big = fit_sizes(600)
+    assert len(big) == FIT_POINTS_MAX and big[0] == 300 and big[-1] == 600
+    assert np.all(np.diff(big) > 0)
+    rng = np.random.default_rng(4)
+    p = rng.beta(2, 2, (400, 5))
+    S, G = rng.binomial(600, p), np.full((400, 5), 600)
+    every = np.arange(300, 601)
+    full = decay_decomposition(every, curve_rows(S, G, every), None).estimate()
+    spread = cf.debiased_oracle(cf.EvalResults.from_counts(S, 600), "extrapolation")
+    assert abs(spread.value - full) < 2e-4

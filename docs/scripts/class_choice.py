@@ -19,6 +19,7 @@ the data set's oracle, and its mean absolute error.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import time
@@ -34,34 +35,39 @@ from worlds import VARIANTS, WORLDS  # noqa: E402
 import capfront as cf  # noqa: E402
 
 ROWS = Path(__file__).resolve().parents[1] / "data" / "class_choice.jsonl"
-KS = (1, 2, 4, 8)
+KS: tuple[int, ...] = (1, 2, 4, 8)
 RULES = {  # name: (penalty per parameter as a function of N, patience)
     "BIC, stop at the first miss (before)": (np.log, 1),
     "BIC, patience 2": (np.log, 2),
     "AIC, stop at the first miss": (lambda n: 2.0, 1),
     "AIC, patience 2 (now)": (lambda n: 2.0, 2),
-    "AIC, every K": (lambda n: 2.0, len(KS)),
+    "AIC, every K": (lambda n: 2.0, 99),
 }
 
 
-def rows(args: argparse.Namespace) -> None:
+def pending(args: argparse.Namespace, path: Path):
+    """The ``(family, L, G, rep)`` keys of the grid that ``path`` (JSON lines,
+    one row per world) does not hold yet."""
     done = set()
-    if ROWS.exists():
-        for line in ROWS.read_text().splitlines():
+    if path.exists():
+        for line in path.read_text().splitlines():
             r = json.loads(line)
             done.add((r["family"], r["L"], r["G"], r["rep"]))
+    for key in itertools.product(args.families, args.L, args.G, args.reps):
+        if key not in done:
+            yield key
+
+
+def rows(args: argparse.Namespace) -> None:
     with ROWS.open("a") as out:
-        for fam in args.families:
-            for L in args.L:
-                for G in args.G:
-                    for rep in args.reps:
-                        if (fam, L, G, rep) in done:
-                            continue
-                        out.write(json.dumps(one(fam, L, G, rep, args.N)) + "\n")
-                        out.flush()
+        for fam, L, G, rep in list(pending(args, ROWS)):
+            out.write(json.dumps(one(fam, L, G, rep, args.N)) + "\n")
+            out.flush()
 
 
 def one(fam: str, L: int, G: int, rep: int, N: int) -> dict:
+    """One world's row: ``v<K>``, ``ll<K>``, ``np<K>``, ``t<K>`` for every K of
+    :data:`KS` (estimate, log-likelihood, parameter count, seconds)."""
     w, _ = _world(fam, L, G, rep, N)
     family = cf.debiased_oracle(w.results, "pgm", latent_classes=1).fit.family
     row = dict(family=fam, L=L, G=G, rep=rep, N=N, oracle=w.oracle, fam=family)
@@ -78,8 +84,10 @@ def one(fam: str, L: int, G: int, rep: int, N: int) -> dict:
 def pick(r: pd.Series, penalty: float, patience: int) -> int:
     """The K a rule picks for one row."""
     crit = {k: -2.0 * r[f"ll{k}"] + penalty * r[f"np{k}"] for k in KS}
-    seen, misses = [KS[0]], 0
-    for k in KS[1:]:
+    crit = {k: c for k, c in crit.items() if np.isfinite(c)}
+    ks = sorted(crit)
+    seen, misses = [ks[0]], 0
+    for k in ks[1:]:
         misses = misses + 1 if crit[k] >= min(crit[j] for j in seen) else 0
         seen.append(k)
         if misses >= patience:
@@ -121,6 +129,7 @@ def summary() -> None:
 
 
 def main() -> None:
+    global KS, ROWS
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ints = lambda s: [int(x) for x in s.split(",")]  # noqa: E731
     ap.add_argument(
@@ -131,7 +140,10 @@ def main() -> None:
     ap.add_argument("--reps", type=ints, default=[0])
     ap.add_argument("--N", type=int, default=2000)
     ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--ks", type=ints, default=list(KS), help="class counts")
+    ap.add_argument("--rows", type=Path, default=ROWS, help="the JSON-lines file")
     args = ap.parse_args()
+    KS, ROWS = tuple(args.ks), args.rows
     summary() if args.summary else rows(args)
 
 
