@@ -71,3 +71,19 @@ def test_extrapolation_sizes_bounded_at_many_draws():
     full = decay_decomposition(every, curve_rows(S, G, every), None).estimate()
     spread = cf.debiased_oracle(cf.EvalResults.from_counts(S, 600), "extrapolation")
     assert abs(spread.value - full) < 2e-4
+
+
+def test_audit_leaves_extrapolation_out_above_its_max_g():
+    """Above EXTRAPOLATION_MAX_G draws the default audit does not score
+    extrapolation (its curve would dominate the audit's time); named, it is."""
+    from capfront.debias.audit import EXTRAPOLATION_MAX_G
+
+    rng = np.random.default_rng(2)
+    g = EXTRAPOLATION_MAX_G + 20
+    res = cf.EvalResults.from_counts(rng.binomial(g, rng.beta(2, 2, (80, 3))), g)
+    a = cf.audit(res, n_sims=2, seed=1, sensitivity=False)
+    assert "extrapolation" not in a.table.index
+    b = cf.audit(
+        res, n_sims=2, seed=1, sensitivity=False, methods=("naive", "extrapolation")
+    )
+    assert "extrapolation" in b.table.index
