@@ -413,7 +413,10 @@ class Tables:
             # to N L), the oldest dropped first: an EM revisits recent scales
             per = 8 * self.n_rows * len(ETA_GRID)
             _bounded(self._logh, max(8, min(256, LOGH_CACHE_BYTES // per)))
-            mix, tails = _mixing(family, scale, t_df)
+            # at the key's values, not the caller's: scales that share a key
+            # (0.015 and 0.015000000000000002) then share one table whichever
+            # came first, so a fit's bits do not depend on the fits before it
+            mix, tails = _mixing(family, key[1], t_df if key[2] is None else key[2])
             # the atoms at p = 0 and p = 1 (count 0 / count G only)
             h = _lik_times_mix(self.lik, mix) + _matmul(
                 np.exp(self.edge_loglik), tails[:, :2].T
