@@ -14,6 +14,7 @@ namespace {
 py::tuple correlated_estep(const carray<double>& successes, const carray<double>& n_draws,
                            const carray<double>& mu, const carray<double>& precision,
                            double logdet, const carray<double>& m0, const carray<double>& z,
+                           const carray<double>& log_q,
                            double inflate, std::int64_t newton_iters) {
     require(successes.ndim() == 2, "successes must be shaped (N, L)");
     const auto N = static_cast<std::size_t>(successes.shape(0));
@@ -29,6 +30,7 @@ py::tuple correlated_estep(const carray<double>& successes, const carray<double>
                 static_cast<std::size_t>(m0.shape(1)) == L,
             "m0 must have the shape of successes");
     require(z.ndim() == 2 && static_cast<std::size_t>(z.shape(1)) == L, "z must be (K, L)");
+    require(log_q.ndim() == 1 && log_q.shape(0) == z.shape(0), "log_q must have K entries");
     require(std::isfinite(inflate) && inflate > 0.0, "inflate must be finite and > 0");
     require(std::isfinite(logdet), "logdet must be finite");
     require(newton_iters >= 0, "newton_iters must be >= 0");
@@ -40,8 +42,8 @@ py::tuple correlated_estep(const carray<double>& successes, const carray<double>
     const auto sN = static_cast<py::ssize_t>(N), sL = static_cast<py::ssize_t>(L);
     py::array_t<double> m({sN, sL}), s1(sL), s2({sL, sL}), ll(sN), post(sN);
     std::copy(m0.data(), m0.data() + N * L, m.mutable_data());
-    capfront::CorrelatedArgs a{s, g, N, L, mu.data(), precision.data(), logdet, z.data(), K,
-                               inflate, static_cast<std::size_t>(newton_iters)};
+    capfront::CorrelatedArgs a{s, g, N, L, mu.data(), precision.data(), logdet, z.data(),
+                               log_q.data(), K, inflate, static_cast<std::size_t>(newton_iters)};
     double* mo = m.mutable_data();
     double* o1 = s1.mutable_data();
     double* o2 = s2.mutable_data();
@@ -61,7 +63,7 @@ py::tuple correlated_estep(const carray<double>& successes, const carray<double>
 void register_correlated(py::module_& m) {
     m.def("correlated_estep", &correlated_estep, py::arg("successes"), py::arg("n_draws"),
           py::arg("mu"), py::arg("precision"), py::arg("logdet"), py::arg("m0"), py::arg("z"),
-          py::arg("inflate"), py::arg("newton_iters"),
+          py::arg("log_q"), py::arg("inflate"), py::arg("newton_iters"),
           "Correlated logit-normal E-step: (modes (N, L), sum_n E[eta] (L,), "
           "sum_n E[eta eta'] (L, L), log marginal likelihood (N,), E[max_l p] (N,)) "
           "(GIL released).");

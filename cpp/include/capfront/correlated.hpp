@@ -10,16 +10,26 @@
 //      s = expit(m); each step scaled to at most 3 in its largest coordinate; at most
 //      newton_iters steps, stopping after one whose largest coordinate is < 1e-8);
 //   2. V = H^-1 at the mode and its lower Cholesky factor C0;
-//   3. K importance draws eta_k = m + c C0 z_k (z the caller's standard normal draws,
-//      c = inflate) with log weights
+//   3. K importance draws eta_k = m + c C0 z_k (z_k the caller's draws of a
+//      standardised proposal density q0, log_q[k] = log q0(z_k): standard normal or
+//      Student t; c = inflate) with log weights
 //        lw_k = log p(S_n | eta_k) + log N(eta_k; mu, Sigma) - log q(eta_k),
+//        log q(eta_k) = log_q[k] - log|c C0|,
 //      the prior quadratic form by the identity C0' P C0 = I - C0' diag(D) C0:
 //        (eta - mu)' P (eta - mu) = a'Pa + 2 c (P a)'u + c^2 (z'z - sum_l D_l u_l^2),
 //      a = m - mu, u = C0 z (O(L) per draw beyond u itself);
 //   4. the self-normalised weights w_k = exp(lw_k) / sum_k' exp(lw_k'):
 //        ll[n]   = log mean_k exp(lw_k) + sum_l log C(G_nl, S_nl),
 //        post[n] = sum_k w_k expit(max_l eta_kl)  (= E[max_l expit(eta_l) | S_n]),
-//        s1 += sum_k w_k eta_k,  s2 += sum_k w_k eta_k eta_k'.
+//        s1 += sum_k w_k eta_k + (m - sum_k g_k eta_k),
+//        s2 += sum_k w_k eta_k eta_k' + (m m' + V - sum_k g_k eta_k eta_k'),
+//      the terms in brackets a control variate: the Laplace Gaussian N(m, V)'s exact
+//      moments minus their self-normalised estimate from the same draws, weights
+//      g_k ~ exp(-c^2 z_k'z_k / 2 - log_q[k]) (the same for every prompt). With
+//      zbar = sum_k g_k z_k and Z = sum_k g_k z_k z_k' the brackets are
+//      -c C0 zbar and C0 (I - c^2 Z) C0' - c (m ubar' + ubar m'), ubar = C0 zbar:
+//      they remove the draws' error in the Gaussian part of each posterior, which
+//      the EM would otherwise accumulate (the smallest eigenvalues of Sigma shrink).
 //   K = 0: the Laplace approximation instead (ll the Laplace marginal likelihood,
 //   moments m and m m' + V, post = expit(max_l m_l)).
 //
@@ -41,6 +51,7 @@ namespace capfront {
 constexpr std::size_t kCorrelatedBlock = 32;
 constexpr double kCorrelatedNewtonTol = 1e-8;
 constexpr double kCorrelatedMaxStep = 3.0;
+constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
 
 struct CorrelatedArgs {
     const double* S;     // (N, L) successes
@@ -49,10 +60,13 @@ struct CorrelatedArgs {
     const double* mu;    // (L,)
     const double* P;     // (L, L) precision
     double logdet;       // log |Sigma|
-    const double* z;     // (K, L) standard normal draws
+    const double* z;     // (K, L) draws of the standardised proposal
+    const double* log_q; // (K,) their log densities under it
     std::size_t K;
     double inflate;
     std::size_t newton_iters;
+    const double* cv_zbar = nullptr;  // (L,) control variate: sum_k g_k z_k
+    const double* cv_B = nullptr;     // (L, L): I - c^2 sum_k g_k z_k z_k'
 };
 
 namespace corr_detail {
@@ -101,10 +115,10 @@ inline void chol_solve(const double* R, std::size_t L, double* x) {
 }
 
 struct Scratch {
-    std::vector<double> H, R, V, g, step, s, D, Pa, u, lw, emax, ubar, uu;
+    std::vector<double> H, R, V, g, step, s, D, Pa, u, lw, emax, ubar, uu, cb, ug;
     Scratch(std::size_t L, std::size_t K)
         : H(L * L), R(L * L), V(L * L), g(L), step(L), s(L), D(L), Pa(L),
-          u(K * L), lw(K), emax(K), ubar(L), uu(L * L) {}
+          u(K * L), lw(K), emax(K), ubar(L), uu(L * L), cb(L * L), ug(L) {}
 };
 
 // The Hessian P + diag(G s (1 - s)) at m into sc.H (and D, s).
@@ -184,7 +198,8 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
         return true;
     }
     const double c = a.inflate;
-    const double base = -0.5 * q0 - 0.5 * a.logdet + log_c0 + static_cast<double>(L) * std::log(c);
+    const double base = -0.5 * q0 - 0.5 * a.logdet + log_c0 +
+                        static_cast<double>(L) * (std::log(c) - kHalfLog2Pi);
     double top = -std::numeric_limits<double>::infinity();
     for (std::size_t k = 0; k < K; ++k) {
         const double* zk = a.z + k * L;
@@ -202,7 +217,7 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
             pu += sc.Pa[l] * v;
             du += sc.D[l] * v * v;
         }
-        const double lw = lik + base - c * pu - 0.5 * c * c * (zz[k] - du) + 0.5 * zz[k];
+        const double lw = lik + base - c * pu - 0.5 * c * c * (zz[k] - du) - a.log_q[k];
         sc.lw[k] = lw;
         sc.emax[k] = mx;
         top = std::max(top, lw);
@@ -225,11 +240,30 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
     ll = top + std::log(tot / static_cast<double>(K)) + lc;
     post = pm / tot;
     for (std::size_t i = 0; i < L; ++i) sc.ubar[i] /= tot;
+    // the control variate: ug = C0 zbar, cb = C0 B C0' (lower triangle)
     for (std::size_t i = 0; i < L; ++i) {
-        s1[i] += m[i] + c * sc.ubar[i];
+        double v = 0.0;
+        for (std::size_t j = 0; j <= i; ++j) v += C0[i * L + j] * a.cv_zbar[j];
+        sc.ug[i] = v;
+    }
+    for (std::size_t i = 0; i < L; ++i)  // R <- C0 B (row i)
+        for (std::size_t j = 0; j < L; ++j) {
+            double v = 0.0;
+            for (std::size_t k = 0; k <= i; ++k) v += C0[i * L + k] * a.cv_B[k * L + j];
+            sc.R[i * L + j] = v;
+        }
+    for (std::size_t i = 0; i < L; ++i)
         for (std::size_t j = 0; j <= i; ++j) {
-            const double v = m[i] * m[j] + c * (m[i] * sc.ubar[j] + sc.ubar[i] * m[j]) +
-                             c * c * sc.uu[i * L + j] / tot;
+            double v = 0.0;
+            for (std::size_t k = 0; k <= j; ++k) v += sc.R[i * L + k] * C0[j * L + k];
+            sc.cb[i * L + j] = v;
+        }
+    for (std::size_t i = 0; i < L; ++i) {
+        s1[i] += m[i] + c * (sc.ubar[i] - sc.ug[i]);
+        for (std::size_t j = 0; j <= i; ++j) {
+            const double v = m[i] * m[j] +
+                             c * (m[i] * (sc.ubar[j] - sc.ug[j]) + (sc.ubar[i] - sc.ug[i]) * m[j]) +
+                             c * c * sc.uu[i * L + j] / tot + sc.cb[i * L + j];
             s2[i * L + j] += v;
             if (j < i) s2[j * L + i] += v;
         }
@@ -255,12 +289,37 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
         for (std::size_t l = 0; l < L; ++l) v += a.z[k * L + l] * a.z[k * L + l];
         zz[k] = v;
     }
+    // the control variate's weights g_k ~ exp(-c^2 z'z / 2 - log_q)
+    std::vector<double> zbar(L, 0.0), B(L * L, 0.0);
+    if (K > 0) {
+        const double c2 = a.inflate * a.inflate;
+        double top = -std::numeric_limits<double>::infinity();
+        std::vector<double> gk(K);
+        for (std::size_t k = 0; k < K; ++k) {
+            gk[k] = -0.5 * c2 * zz[k] - a.log_q[k];
+            top = std::max(top, gk[k]);
+        }
+        double tot = 0.0;
+        for (std::size_t k = 0; k < K; ++k) tot += (gk[k] = std::exp(gk[k] - top));
+        for (std::size_t k = 0; k < K; ++k) {
+            const double w = gk[k] / tot;
+            const double* zk = a.z + k * L;
+            for (std::size_t i = 0; i < L; ++i) {
+                zbar[i] += w * zk[i];
+                for (std::size_t j = 0; j < L; ++j) B[i * L + j] -= c2 * w * zk[i] * zk[j];
+            }
+        }
+        for (std::size_t i = 0; i < L; ++i) B[i * L + i] += 1.0;
+    }
+    CorrelatedArgs args = a;
+    args.cv_zbar = zbar.data();
+    args.cv_B = B.data();
     parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
         corr_detail::Scratch sc(L, K);
         for (std::size_t b = b0; b < b1; ++b) {
             const std::size_t i1 = std::min(N, (b + 1) * kCorrelatedBlock);
             for (std::size_t n = b * kCorrelatedBlock; n < i1; ++n) {
-                if (!corr_detail::prompt(a, n, m + n * L, sc, zz.data(), part1.data() + b * L,
+                if (!corr_detail::prompt(args, n, m + n * L, sc, zz.data(), part1.data() + b * L,
                                          part2.data() + b * L * L, ll[n], post[n])) {
                     ll[n] = post[n] = std::numeric_limits<double>::quiet_NaN();
                     ++bad[b];

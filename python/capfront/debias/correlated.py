@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.special import ndtri
+from scipy.special import gammaincinv, gammaln, ndtri
 from scipy.stats import qmc
 
 from .._kernels import dispatch
@@ -72,6 +72,8 @@ DRAWS = 256
 FINAL_DRAWS = 2048
 #: the Laplace posterior's standard deviations are widened by this for the proposal
 INFLATE = 1.2
+#: the proposal's Student t degrees of freedom (inf: normal)
+DF = 5.0
 #: importance-sampled EM iterations at most
 ITERATIONS = 60
 #: Laplace-moment EM iterations first (the start of the importance-sampled EM)
@@ -120,21 +122,42 @@ class CorrelatedFit:
     history: list[float] = field(default_factory=list, repr=False)
 
 
-def correlated_draws(K: int, L: int, seed: int = 0) -> np.ndarray:
-    """``(K, L)`` standard normal points: ``K / 2`` scrambled-Sobol points (``K / 2``
-    a power of two; ``K`` is rounded up to one) mapped by the normal quantile,
-    followed by their antithetic copies ``-z``. ``K = 0``: an empty array (the
-    Laplace E-step)."""
+def correlated_draws(
+    K: int, L: int, seed: int = 0, df: float = DF
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(z (K, L), log_q (K,))``: draws of the standardised proposal and their log
+    densities under it. ``K / 2`` scrambled-Sobol points in ``L + 1`` dimensions
+    (``K / 2`` a power of two; ``K`` is rounded up to one): the first ``L`` mapped
+    by the normal quantile to ``x``, the last by the chi-square quantile to ``w``
+    (``df`` degrees of freedom), ``z = x / sqrt(w / df)`` (a multivariate Student
+    t; ``df = inf``: ``z = x``, standard normal), followed by the antithetic copies
+    ``-z``. ``K = 0``: empty arrays (the Laplace E-step)."""
     K, L = int(K), int(L)
     if K < 0 or L < 1:
         raise ValueError("need K >= 0 draws and L >= 1 models")
+    if not df > 0:
+        raise ValueError(f"df must be > 0 (inf: normal), got {df!r}")
     if K == 0:
-        return np.zeros((0, L))
+        return np.zeros((0, L)), np.zeros(0)
     half = max(1, -(-K // 2))
     m = max(0, int(np.ceil(np.log2(half))))
-    u = qmc.Sobol(d=L, scramble=True, seed=np.random.default_rng(seed)).random_base2(m)
-    z = ndtri(np.clip(u, 1e-12, 1 - 1e-12))
-    return np.ascontiguousarray(np.concatenate([z, -z]))
+    u = qmc.Sobol(d=L + 1, scramble=True, seed=np.random.default_rng(seed))
+    u = np.clip(u.random_base2(m), 1e-12, 1 - 1e-12)
+    x = ndtri(u[:, :L])
+    if np.isinf(df):
+        z = x
+        log_q = -0.5 * (z * z).sum(1) - L * 0.5 * np.log(2 * np.pi)
+    else:
+        w = 2.0 * gammaincinv(0.5 * df, u[:, L])
+        z = x / np.sqrt(w / df)[:, None]
+        log_q = (
+            gammaln(0.5 * (df + L))
+            - gammaln(0.5 * df)
+            - 0.5 * L * np.log(df * np.pi)
+            - 0.5 * (df + L) * np.log1p((z * z).sum(1) / df)
+        )
+    z = np.ascontiguousarray(np.concatenate([z, -z]))
+    return z, np.ascontiguousarray(np.concatenate([log_q, log_q]))
 
 
 def _counts(S: Any, G: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -208,6 +231,7 @@ def fit_correlated(
     tol: float = TOL,
     patience: int = PATIENCE,
     inflate: float = INFLATE,
+    df: float = DF,
     seed: int = 0,
     backend: str | None = None,
 ) -> CorrelatedFit:
@@ -227,6 +251,7 @@ def fit_correlated(
     tol, patience : stop once the subsample's log-likelihood per prompt has not
         risen by ``tol`` in ``patience`` iterations.
     inflate : the proposal's widening of the Laplace standard deviations.
+    df : the proposal's Student t degrees of freedom (``inf``: normal).
     seed : the Sobol scrambling.
     backend : ``"cpp"``, ``"numba"`` or ``"numpy"`` (default: the fastest).
     """
@@ -256,18 +281,22 @@ def fit_correlated(
     else:
         Ss, Gs, m = S, G, m_all.copy()
     n = Ss.shape[0]
-    none = np.zeros((0, L))
+    none, no_q = np.zeros((0, L)), np.zeros(0)
     for _ in range(int(laplace_iterations)):
         P, logdet = _prec(Sig)
-        m, s1, s2, _, _ = estep(Ss, Gs, mu, P, logdet, m, none, inflate, NEWTON_ITERS)
+        m, s1, s2, _, _ = estep(
+            Ss, Gs, mu, P, logdet, m, none, no_q, inflate, NEWTON_ITERS
+        )
         mu, Sig = _mstep(s1, s2, n)
-    z = correlated_draws(draws, L, seed) if draws else none
+    z, log_q = correlated_draws(draws, L, seed, df)
     best = (-np.inf, mu, Sig, 0)
     history: list[float] = []
     it = 0
     for it in range(int(iterations) + 1):
         P, logdet = _prec(Sig)
-        m, s1, s2, ll, _ = estep(Ss, Gs, mu, P, logdet, m, z, inflate, NEWTON_ITERS)
+        m, s1, s2, ll, _ = estep(
+            Ss, Gs, mu, P, logdet, m, z, log_q, inflate, NEWTON_ITERS
+        )
         total = float(ll.sum())
         history.append(total)
         if total > best[0]:
@@ -317,6 +346,7 @@ def correlated_posterior_max(
     draws: int = FINAL_DRAWS,
     seed: int = 0,
     inflate: float = INFLATE,
+    df: float = DF,
     backend: str | None = None,
     start: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -333,9 +363,11 @@ def correlated_posterior_max(
         raise ValueError("draws must be >= 1")
     P, logdet = _prec(Sig)
     m0 = _start(S, G)[0] if start is None else start
-    z = correlated_draws(draws, L, seed)
+    z, log_q = correlated_draws(draws, L, seed, df)
     estep = dispatch("correlated_estep", backend)
-    _, _, _, ll, post = estep(S, G, mu, P, logdet, m0, z, inflate, 2 * NEWTON_ITERS)
+    _, _, _, ll, post = estep(
+        S, G, mu, P, logdet, m0, z, log_q, inflate, 2 * NEWTON_ITERS
+    )
     return post, ll
 
 
@@ -349,6 +381,7 @@ OPTIONS = (
     "tol",
     "patience",
     "inflate",
+    "df",
     "seed",
 )
 
