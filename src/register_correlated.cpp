@@ -15,7 +15,7 @@ py::tuple correlated_estep(const carray<double>& successes, const carray<double>
                            const carray<double>& mu, const carray<double>& precision,
                            double logdet, const carray<double>& m0, const carray<double>& z,
                            const carray<double>& log_q,
-                           double inflate, std::int64_t newton_iters) {
+                           double inflate, std::int64_t newton_iters, bool moments) {
     require(successes.ndim() == 2, "successes must be shaped (N, L)");
     const auto N = static_cast<std::size_t>(successes.shape(0));
     const auto L = static_cast<std::size_t>(successes.shape(1));
@@ -44,6 +44,7 @@ py::tuple correlated_estep(const carray<double>& successes, const carray<double>
     std::copy(m0.data(), m0.data() + N * L, m.mutable_data());
     capfront::CorrelatedArgs a{s, g, N, L, mu.data(), precision.data(), logdet, z.data(),
                                log_q.data(), K, inflate, static_cast<std::size_t>(newton_iters)};
+    a.moments = moments;
     double* mo = m.mutable_data();
     double* o1 = s1.mutable_data();
     double* o2 = s2.mutable_data();
@@ -63,7 +64,7 @@ py::tuple correlated_estep(const carray<double>& successes, const carray<double>
 void register_correlated(py::module_& m) {
     m.def("correlated_estep", &correlated_estep, py::arg("successes"), py::arg("n_draws"),
           py::arg("mu"), py::arg("precision"), py::arg("logdet"), py::arg("m0"), py::arg("z"),
-          py::arg("log_q"), py::arg("inflate"), py::arg("newton_iters"),
+          py::arg("log_q"), py::arg("inflate"), py::arg("newton_iters"), py::arg("moments") = true,
           "Correlated logit-normal E-step: (modes (N, L), sum_n E[eta] (L,), "
           "sum_n E[eta eta'] (L, L), log marginal likelihood (N,), E[max_l p] (N,)) "
           "(GIL released).");

@@ -19,7 +19,10 @@
 //        (eta - mu)' P (eta - mu) = a'Pa + 2 c (P a)'u + c^2 (z'z - sum_l D_l u_l^2),
 //      a = m - mu, u = C0 z (O(L) per draw beyond u itself);
 //   4. the self-normalised weights w_k = exp(lw_k) / sum_k' exp(lw_k'):
-//        ll[n]   = log mean_k exp(lw_k) + sum_l log C(G_nl, S_nl),
+//        ll[n]   = log mean_k exp(lw_k) + sum_l log C(G_nl, S_nl) - log mean_k exp(lg_k),
+//      the last term a ratio control variate: the same draws' estimate of the Laplace
+//      Gaussian's normaliser (1), lg_k = log N(eta_k; m, V) - log q(eta_k), the same
+//      for every prompt;
 //        post[n] = sum_k w_k expit(max_l eta_kl)  (= E[max_l expit(eta_l) | S_n]),
 //        s1 += sum_k w_k eta_k + (m - sum_k g_k eta_k),
 //        s2 += sum_k w_k eta_k eta_k' + (m m' + V - sum_k g_k eta_k eta_k'),
@@ -65,8 +68,10 @@ struct CorrelatedArgs {
     std::size_t K;
     double inflate;
     std::size_t newton_iters;
+    bool moments = true;              // false: s1, s2 left at 0 (not accumulated)
     const double* cv_zbar = nullptr;  // (L,) control variate: sum_k g_k z_k
     const double* cv_B = nullptr;     // (L, L): I - c^2 sum_k g_k z_k z_k'
+    double cv_log_norm = 0.0;         // log mean_k of the Gaussian's weights
 };
 
 namespace corr_detail {
@@ -191,6 +196,7 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
         double mx = -std::numeric_limits<double>::infinity();
         for (std::size_t l = 0; l < L; ++l) mx = std::max(mx, m[l]);
         post = expit(mx);
+        if (!a.moments) return true;
         for (std::size_t i = 0; i < L; ++i) {
             s1[i] += m[i];
             for (std::size_t j = 0; j < L; ++j) s2[i * L + j] += m[i] * m[j] + Vfull[i * L + j];
@@ -229,6 +235,7 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
         const double w = std::exp(sc.lw[k] - top);
         tot += w;
         pm += w * expit(sc.emax[k]);
+        if (!a.moments) continue;
         const double* u = sc.u.data() + k * L;
         for (std::size_t i = 0; i < L; ++i) {
             const double wu = w * u[i];
@@ -237,8 +244,9 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
             for (std::size_t j = 0; j <= i; ++j) row[j] += wu * u[j];
         }
     }
-    ll = top + std::log(tot / static_cast<double>(K)) + lc;
+    ll = top + std::log(tot / static_cast<double>(K)) + lc - a.cv_log_norm;
     post = pm / tot;
+    if (!a.moments) return true;
     for (std::size_t i = 0; i < L; ++i) sc.ubar[i] /= tot;
     // the control variate: ug = C0 zbar, cb = C0 B C0' (lower triangle)
     for (std::size_t i = 0; i < L; ++i) {
@@ -311,7 +319,24 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
         }
         for (std::size_t i = 0; i < L; ++i) B[i * L + i] += 1.0;
     }
+    // the Gaussian's normaliser estimated by the same draws: log mean_k exp(lg_k),
+    // lg_k = log N(c z_k; 0, c^2 I) + L log c - log_q[k] (ll's ratio control variate)
+    double cv_log_norm = 0.0;
+    if (K > 0) {
+        const double c = a.inflate;
+        double top = -std::numeric_limits<double>::infinity();
+        std::vector<double> lg(K);
+        for (std::size_t k = 0; k < K; ++k) {
+            lg[k] = -0.5 * c * c * zz[k] - a.log_q[k] +
+                    static_cast<double>(L) * (std::log(c) - kHalfLog2Pi);
+            top = std::max(top, lg[k]);
+        }
+        double tot = 0.0;
+        for (std::size_t k = 0; k < K; ++k) tot += std::exp(lg[k] - top);
+        cv_log_norm = top + std::log(tot / static_cast<double>(K));
+    }
     CorrelatedArgs args = a;
+    args.cv_log_norm = cv_log_norm;
     args.cv_zbar = zbar.data();
     args.cv_B = B.data();
     parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {

@@ -103,6 +103,17 @@ def _control(z: np.ndarray, log_q: np.ndarray, c: float) -> tuple:
     return g @ z, np.eye(L) - c * c * np.einsum("k,ki,kj->ij", g, z, z)
 
 
+def _log_norm(z: np.ndarray, log_q: np.ndarray, c: float) -> float:
+    """``log mean_k exp(lg_k)``, ``lg_k = log N(c z_k; 0, c^2 I) + L log c -
+    log_q[k]``: the draws' estimate of the Laplace Gaussian's normaliser (1)."""
+    K, L = z.shape
+    if K == 0:
+        return 0.0
+    lg = -0.5 * c * c * (z * z).sum(1) - log_q + L * (math.log(c) - _HALF_LOG_2PI)
+    top = lg.max()
+    return float(top + math.log(np.exp(lg - top).sum() / K))
+
+
 def _chol(a: np.ndarray) -> np.ndarray:
     try:
         return np.linalg.cholesky(a)
@@ -110,7 +121,9 @@ def _chol(a: np.ndarray) -> np.ndarray:
         raise ValueError(_NOT_PD) from None
 
 
-def correlated_estep_numpy(S, G, mu, P, logdet, m0, z, log_q, inflate, newton_iters):
+def correlated_estep_numpy(
+    S, G, mu, P, logdet, m0, z, log_q, inflate, newton_iters, moments=True
+):
     S, G, mu, P, logdet, m, z, log_q, c, iters = _check(
         S, G, mu, P, logdet, m0, z, log_q, inflate, newton_iters
     )
@@ -135,6 +148,7 @@ def correlated_estep_numpy(S, G, mu, P, logdet, m0, z, log_q, inflate, newton_it
     s1, s2 = np.zeros(L), np.zeros((L, L))
     ll, post = np.empty(N), np.empty(N)
     zbar, B = _control(z, log_q, c)
+    log_norm = _log_norm(z, log_q, c)
     lc_all = (gammaln(G + 1) - gammaln(S + 1) - gammaln(G - S + 1)).sum(1)
     for a in range(0, N, BLOCK):
         b = min(N, a + BLOCK)
@@ -153,8 +167,9 @@ def correlated_estep_numpy(S, G, mu, P, logdet, m0, z, log_q, inflate, newton_it
             lik = (Sb * mb - Gb * _softplus(mb)).sum(1)
             ll[a:b] = lik - 0.5 * q0 - 0.5 * logdet + log_c0 + lc
             post[a:b] = expit(mb.max(1))
-            s1 += mb.sum(0)
-            s2 += np.einsum("ni,nj->ij", mb, mb) + V.sum(0)
+            if moments:
+                s1 += mb.sum(0)
+                s2 += np.einsum("ni,nj->ij", mb, mb) + V.sum(0)
             continue
         e = mb[:, None, :] + c * np.einsum("kj,nij->nki", z, C0)
         lik = (Sb[:, None] * e - Gb[:, None] * _softplus(e)).sum(2)
@@ -165,9 +180,11 @@ def correlated_estep_numpy(S, G, mu, P, logdet, m0, z, log_q, inflate, newton_it
         top = lw.max(1, keepdims=True)
         w = np.exp(lw - top)
         tot = w.sum(1, keepdims=True)
-        ll[a:b] = top[:, 0] + np.log(tot[:, 0] / K) + lc
+        ll[a:b] = top[:, 0] + np.log(tot[:, 0] / K) + lc - log_norm
         w /= tot
         post[a:b] = (w * expit(e.max(2))).sum(1)
+        if not moments:
+            continue
         # the control variate: N(m, V)'s moments minus their estimate by g
         ug = np.einsum("nij,j->ni", C0, zbar)
         s1 += np.einsum("nk,nki->i", w, e) - c * ug.sum(0)
@@ -241,7 +258,26 @@ def _hessian_nb(P, Gn, m, H, s, D, L):
 
 
 @njit
-def _prompt_nb(Sn, Gn, mu, P, logdet, m, z, zz, log_q, zbar, B, c, iters, s1, s2, out):
+def _prompt_nb(
+    Sn,
+    Gn,
+    mu,
+    P,
+    logdet,
+    m,
+    z,
+    zz,
+    log_q,
+    zbar,
+    B,
+    c,
+    log_norm,
+    moments,
+    iters,
+    s1,
+    s2,
+    out,
+):
     L = m.shape[0]
     K = z.shape[0]
     H = np.empty((L, L))
@@ -315,6 +351,8 @@ def _prompt_nb(Sn, Gn, mu, P, logdet, m, z, zz, log_q, zbar, B, c, iters, s1, s2
         for l in range(L):
             mx = max(mx, m[l])
         out[1] = _expit_nb(mx)
+        if not moments:
+            return True
         for i in range(L):
             s1[i] += m[i]
             for j in range(L):
@@ -353,13 +391,17 @@ def _prompt_nb(Sn, Gn, mu, P, logdet, m, z, zz, log_q, zbar, B, c, iters, s1, s2
         w = math.exp(lw[k] - top)
         tot += w
         pm += w * _expit_nb(emax[k])
+        if not moments:
+            continue
         for i in range(L):
             wu = w * u[k, i]
             ubar[i] += wu
             for j in range(i + 1):
                 uu[i, j] += wu * u[k, j]
-    out[0] = top + math.log(tot / K) + lc
+    out[0] = top + math.log(tot / K) + lc - log_norm
     out[1] = pm / tot
+    if not moments:
+        return True
     for i in range(L):
         ubar[i] /= tot
     # the control variate: ug = C0 zbar, cb = C0 B C0'
@@ -389,7 +431,7 @@ def _prompt_nb(Sn, Gn, mu, P, logdet, m, z, zz, log_q, zbar, B, c, iters, s1, s2
 
 
 @njit(parallel=True)
-def _estep_nb(S, G, mu, P, logdet, m, z, log_q, c, it, ll, post):
+def _estep_nb(S, G, mu, P, logdet, m, z, log_q, c, log_norm, moments, it, ll, post):
     N, L = S.shape
     K = z.shape[0]
     n_blocks = (N + BLOCK - 1) // BLOCK
@@ -435,6 +477,8 @@ def _estep_nb(S, G, mu, P, logdet, m, z, log_q, c, it, ll, post):
                 zbar,
                 B,
                 c,
+                log_norm,
+                moments,
                 it,
                 part1[b],
                 part2[b],
@@ -455,22 +499,29 @@ def _estep_nb(S, G, mu, P, logdet, m, z, log_q, c, it, ll, post):
     return s1, s2, bad.sum()
 
 
-def correlated_estep_numba(S, G, mu, P, logdet, m0, z, log_q, inflate, newton_iters):
+def correlated_estep_numba(
+    S, G, mu, P, logdet, m0, z, log_q, inflate, newton_iters, moments=True
+):
     S, G, mu, P, logdet, m0, z, log_q, c, iters = _check(
         S, G, mu, P, logdet, m0, z, log_q, inflate, newton_iters
     )
     m = m0.copy()
     N = S.shape[0]
     ll, post = np.empty(N), np.empty(N)
-    s1, s2, bad = _estep_nb(S, G, mu, P, logdet, m, z, log_q, c, iters, ll, post)
+    log_norm = _log_norm(z, log_q, c)
+    s1, s2, bad = _estep_nb(
+        S, G, mu, P, logdet, m, z, log_q, c, log_norm, bool(moments), iters, ll, post
+    )
     if bad:
         raise ValueError(_NOT_PD)
     return m, s1, s2, ll, post
 
 
-def correlated_estep_cpp(S, G, mu, P, logdet, m0, z, log_q, inflate, newton_iters):
+def correlated_estep_cpp(
+    S, G, mu, P, logdet, m0, z, log_q, inflate, newton_iters, moments=True
+):
     args = _check(S, G, mu, P, logdet, m0, z, log_q, inflate, newton_iters)
-    return tuple(core().correlated_estep(*args))
+    return tuple(core().correlated_estep(*args, bool(moments)))
 
 
 register(

@@ -74,15 +74,17 @@ FINAL_DRAWS = 2048
 INFLATE = 1.2
 #: the proposal's Student t degrees of freedom (inf: normal)
 DF = 5.0
-#: importance-sampled EM iterations at most
+#: importance-sampled E-steps at most
 ITERATIONS = 60
+#: the SQUAREM step length's bound
+ALPHA_MAX = 8.0
 #: Laplace-moment EM iterations first (the start of the importance-sampled EM)
 LAPLACE_ITERATIONS = 30
 #: prompts the EM is fitted on (evenly spaced); the final E-step uses all
 SUBSAMPLE = 2000
 #: stop when the log-likelihood per prompt has not risen by TOL in PATIENCE steps
 TOL = 2e-4
-PATIENCE = 5
+PATIENCE = 2
 NEWTON_ITERS = 30
 RIDGE = 1e-6
 
@@ -289,10 +291,11 @@ def fit_correlated(
         )
         mu, Sig = _mstep(s1, s2, n)
     z, log_q = correlated_draws(draws, L, seed, df)
-    best = (-np.inf, mu, Sig, 0)
+    best: list[Any] = [-np.inf, mu, Sig, 0]
     history: list[float] = []
-    it = 0
-    for it in range(int(iterations) + 1):
+
+    def em(mu, Sig, m):
+        """One E-step at (mu, Sigma) and its M-step: (mu', Sigma', modes, ll)."""
         P, logdet = _prec(Sig)
         m, s1, s2, ll, _ = estep(
             Ss, Gs, mu, P, logdet, m, z, log_q, inflate, NEWTON_ITERS
@@ -300,13 +303,40 @@ def fit_correlated(
         total = float(ll.sum())
         history.append(total)
         if total > best[0]:
-            best = (total, mu, Sig, it)
-        if it - best[3] >= patience or (
-            it >= patience and total - history[-1 - patience] < tol * n
-        ):
-            break
-        if it < iterations:
-            mu, Sig = _mstep(s1, s2, n)
+            best[:] = [total, mu, Sig, len(history)]
+        return (*_mstep(s1, s2, n), m, total)
+
+    last = -np.inf
+    stall = 0
+    while len(history) + 3 <= iterations + 1:
+        # SQUAREM (Varadhan and Roland 2008, scheme S3): two EM steps, the
+        # extrapolation theta0 - 2 a r + a^2 v, one EM step from there; the plain
+        # second EM step instead when the extrapolation loses likelihood
+        mu1, Sig1, m, _ = em(mu, Sig, m)
+        mu2, Sig2, m, ll1 = em(mu1, Sig1, m)
+        r = np.concatenate([mu1 - mu, (Sig1 - Sig).ravel()])
+        v = np.concatenate([mu2 - 2 * mu1 + mu, (Sig2 - 2 * Sig1 + Sig).ravel()])
+        nv = float(np.linalg.norm(v))
+        alpha = -float(np.linalg.norm(r)) / nv if nv > 0 else -1.0
+        alpha = min(-1.0, max(-ALPHA_MAX, alpha))
+        mu_x = mu - 2 * alpha * (mu1 - mu) + alpha**2 * (mu2 - 2 * mu1 + mu)
+        Sig_x = Sig - 2 * alpha * (Sig1 - Sig) + alpha**2 * (Sig2 - 2 * Sig1 + Sig)
+        Sig_x = 0.5 * (Sig_x + Sig_x.T)
+        mu, Sig = mu2, Sig2
+        if alpha < -1.0 and np.linalg.eigvalsh(Sig_x)[0] > RIDGE:
+            mu3, Sig3, m3, llx = em(mu_x, Sig_x, m.copy())
+            if llx >= ll1:
+                mu, Sig, m = mu3, Sig3, m3
+        if best[0] - last < tol * n:
+            stall += 1
+            if stall >= patience:
+                break
+        else:
+            stall = 0
+        last = best[0]
+    if not history:  # iterations < 2: one E-step at the Laplace start
+        em(mu, Sig, m)
+    it = len(history)
     _, mu, Sig, kept = best
     post, ll = correlated_posterior_max(
         S,
@@ -316,6 +346,7 @@ def fit_correlated(
         draws=final_draws,
         seed=seed,
         inflate=inflate,
+        df=df,
         backend=backend,
         start=m_all,
     )
@@ -366,7 +397,7 @@ def correlated_posterior_max(
     z, log_q = correlated_draws(draws, L, seed, df)
     estep = dispatch("correlated_estep", backend)
     _, _, _, ll, post = estep(
-        S, G, mu, P, logdet, m0, z, log_q, inflate, 2 * NEWTON_ITERS
+        S, G, mu, P, logdet, m0, z, log_q, inflate, 2 * NEWTON_ITERS, False
     )
     return post, ll
 
