@@ -69,7 +69,7 @@ __all__ = [
 #: importance draws per prompt during the EM (antithetic pairs included)
 DRAWS = 256
 #: importance draws per prompt in the final E-step on all prompts
-FINAL_DRAWS = 2048
+FINAL_DRAWS = 1024
 #: the Laplace posterior's standard deviations are widened by this for the proposal
 INFLATE = 1.2
 #: the proposal's Student t degrees of freedom (inf: normal)
