@@ -277,17 +277,16 @@ def _prompt_nb(
     s1,
     s2,
     out,
+    sq,
+    vec,
+    kv,
+    u,
 ):
     L = m.shape[0]
     K = z.shape[0]
-    H = np.empty((L, L))
-    R = np.empty((L, L))
-    V = np.empty((L, L))
-    g = np.empty(L)
-    step = np.empty(L)
-    s = np.empty(L)
-    D = np.empty(L)
-    Pa = np.empty(L)
+    H, R, V, Vfull, uu = sq[0], sq[1], sq[2], sq[3], sq[4]
+    g, step, s, D, Pa, ubar, ug = vec[0], vec[1], vec[2], vec[3], vec[4], vec[5], vec[6]
+    lw, emax = kv[0], kv[1]
     for _ in range(iters):
         _hessian_nb(P, Gn, m, H, s, D, L)
         for i in range(L):
@@ -323,7 +322,7 @@ def _prompt_nb(
             v = 0.5 * (V[i, j] + V[j, i])
             V[i, j] = v
             V[j, i] = v
-    Vfull = V.copy()
+    Vfull[:, :] = V
     if not _cholesky_nb(V, L):
         return False
     log_c0 = 0.0
@@ -359,9 +358,6 @@ def _prompt_nb(
                 s2[i, j] += m[i] * m[j] + Vfull[i, j]
         return True
     base = -0.5 * q0 - 0.5 * logdet + log_c0 + L * (math.log(c) - _HALF_LOG_2PI)
-    u = np.empty((K, L))
-    lw = np.empty(K)
-    emax = np.empty(K)
     top = -np.inf
     for k in range(K):
         lik = 0.0
@@ -385,8 +381,8 @@ def _prompt_nb(
         top = max(top, w)
     tot = 0.0
     pm = 0.0
-    ubar = np.zeros(L)
-    uu = np.zeros((L, L))
+    ubar[:] = 0.0
+    uu[:, :] = 0.0
     for k in range(K):
         w = math.exp(lw[k] - top)
         tot += w
@@ -405,7 +401,7 @@ def _prompt_nb(
     for i in range(L):
         ubar[i] /= tot
     # the control variate: ug = C0 zbar, cb = C0 B C0'
-    ug = np.zeros(L)
+    ug[:] = 0.0
     for i in range(L):
         for j in range(i + 1):
             ug[i] += V[i, j] * zbar[j]
@@ -463,6 +459,10 @@ def _estep_nb(S, G, mu, P, logdet, m, z, log_q, c, log_norm, moments, it, ll, po
             B[i, i] += 1.0
     for b in prange(n_blocks):
         out = np.empty(2)
+        sq = np.zeros((5, L, L))
+        vec = np.zeros((7, L))
+        kv = np.zeros((2, K))
+        u = np.zeros((K, L))
         for n in range(b * BLOCK, min(N, (b + 1) * BLOCK)):
             ok = _prompt_nb(
                 S[n],
@@ -483,6 +483,10 @@ def _estep_nb(S, G, mu, P, logdet, m, z, log_q, c, log_norm, moments, it, ll, po
                 part1[b],
                 part2[b],
                 out,
+                sq,
+                vec,
+                kv,
+                u,
             )
             if ok:
                 ll[n] = out[0]
