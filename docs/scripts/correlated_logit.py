@@ -32,6 +32,8 @@ and parameter count (``K`` its classes), the correlated model's (``mvn``,
     PYTHONPATH=python nice -n 5 python docs/scripts/correlated_logit.py \\
         --families lowrank_3,pgm_own,topics --L 4,12,30 --G 5,20 --reps 0
     PYTHONPATH=python python docs/scripts/correlated_logit.py --summary
+    PYTHONPATH=python python docs/scripts/correlated_logit.py \\
+        --speed lowrank_3,12,20,2000 --speed-backends cpp,numba
 """
 
 from __future__ import annotations
@@ -146,6 +148,33 @@ def summary() -> None:
     )
 
 
+def speed(spec: str, backends: list[str]) -> None:
+    """Seconds of one ``fit_correlated`` per backend on the world
+    ``family,L,G,N`` (repetition 0), with the 1-minute load average."""
+    import os
+
+    from robustness import _world
+
+    from capfront.debias._input import counts
+    from capfront.debias.correlated import fit_correlated
+
+    fam, L, G, N = spec.split(",")
+    w, _ = _world(fam, int(L), int(G), 0, int(N))
+    S, Gd = counts(w.results, "correlated_logit")
+    fit_correlated(S[:50], Gd[:50], backend=backends[0])  # numba: compile first
+    for b in backends:
+        fit_correlated(S[:50], Gd[:50], backend=b)
+        t = time.perf_counter()
+        f = fit_correlated(S, Gd, backend=b)
+        secs = time.perf_counter() - t
+        print(
+            f"| {fam} | {N} | {L} | {G} | {b} | {secs:.1f} | "
+            f"{os.getloadavg()[0]:.1f} | error {100 * (f.value - w.oracle):+.2f}, "
+            f"{f.iterations} E-steps",
+            flush=True,
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ints = lambda s: [int(x) for x in s.split(",")]  # noqa: E731
@@ -156,8 +185,17 @@ def main() -> None:
     ap.add_argument("--N", type=int, default=2000)
     ap.add_argument("--backend", default=None, help="cpp, numba or numpy")
     ap.add_argument("--summary", action="store_true")
+    ap.add_argument(
+        "--speed",
+        metavar="FAMILY,L,G,N",
+        help="time one fit per backend (--speed-backends) on this world instead",
+    )
+    ap.add_argument("--speed-backends", default="cpp,numba")
     args = ap.parse_args()
-    summary() if args.summary else rows(args)
+    if args.speed:
+        speed(args.speed, args.speed_backends.split(","))
+    else:
+        summary() if args.summary else rows(args)
 
 
 if __name__ == "__main__":

@@ -69,6 +69,7 @@ struct CorrelatedArgs {
     double inflate;
     std::size_t newton_iters;
     bool moments = true;              // false: s1, s2 left at 0 (not accumulated)
+    bool antithetic = false;          // z[k + K/2] == -z[k] for k < K/2 (set by the E-step)
     const double* cv_zbar = nullptr;  // (L,) control variate: sum_k g_k z_k
     const double* cv_B = nullptr;     // (L, L): I - c^2 sum_k g_k z_k z_k'
     double cv_log_norm = 0.0;         // log mean_k of the Gaussian's weights
@@ -207,22 +208,37 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
     const double base = -0.5 * q0 - 0.5 * a.logdet + log_c0 +
                         static_cast<double>(L) * (std::log(c) - kHalfLog2Pi);
     double top = -std::numeric_limits<double>::infinity();
-    for (std::size_t k = 0; k < K; ++k) {
+    // u = C0 z_k by columns of C0 (axpy, contiguous); with antithetic draws
+    // (z_{k + K/2} = -z_k, exactly) u is computed for the first half only: the
+    // second half's is -u, bit for bit
+    const std::size_t n_u = a.antithetic ? K / 2 : K;
+    for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j <= i; ++j) sc.R[j * L + i] = C0[i * L + j];  // C0'
+    for (std::size_t k = 0; k < n_u; ++k) {
         const double* zk = a.z + k * L;
         double* u = sc.u.data() + k * L;
+        std::fill(u, u + L, 0.0);
+        for (std::size_t j = 0; j < L; ++j) {
+            const double zj = zk[j];
+            const double* cj = sc.R.data() + j * L;
+            for (std::size_t l = j; l < L; ++l) u[l] += cj[l] * zj;
+        }
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+        const bool neg = k >= n_u;
+        const double* u = sc.u.data() + (neg ? k - n_u : k) * L;
+        const double cs = neg ? -c : c;
         double lik = 0.0, pu = 0.0, du = 0.0;
         double mx = -std::numeric_limits<double>::infinity();
         for (std::size_t l = 0; l < L; ++l) {
-            double v = 0.0;
-            const double* Cl = C0 + l * L;
-            for (std::size_t j = 0; j <= l; ++j) v += Cl[j] * zk[j];
-            u[l] = v;
-            const double e = m[l] + c * v;
+            const double v = u[l];
+            const double e = m[l] + cs * v;
             mx = std::max(mx, e);
             if (Gn[l] > 0.0) lik += Sn[l] * e - Gn[l] * softplus(e);
             pu += sc.Pa[l] * v;
             du += sc.D[l] * v * v;
         }
+        if (neg) pu = -pu;
         const double lw = lik + base - c * pu - 0.5 * c * c * (zz[k] - du) - a.log_q[k];
         sc.lw[k] = lw;
         sc.emax[k] = mx;
@@ -233,15 +249,22 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
     std::fill(sc.uu.begin(), sc.uu.end(), 0.0);
     for (std::size_t k = 0; k < K; ++k) {
         const double w = std::exp(sc.lw[k] - top);
+        sc.lw[k] = w;
         tot += w;
         pm += w * expit(sc.emax[k]);
-        if (!a.moments) continue;
-        const double* u = sc.u.data() + k * L;
-        for (std::size_t i = 0; i < L; ++i) {
-            const double wu = w * u[i];
-            sc.ubar[i] += wu;
-            double* row = sc.uu.data() + i * L;
-            for (std::size_t j = 0; j <= i; ++j) row[j] += wu * u[j];
+    }
+    if (a.moments) {
+        for (std::size_t k = 0; k < n_u; ++k) {
+            // a draw and its antithetic copy: weights w1 and w2 on u and -u
+            const double w1 = sc.lw[k];
+            const double w2 = n_u < K ? sc.lw[k + n_u] : 0.0;
+            const double* u = sc.u.data() + k * L;
+            for (std::size_t i = 0; i < L; ++i) {
+                sc.ubar[i] += (w1 - w2) * u[i];
+                const double wu = (w1 + w2) * u[i];
+                double* row = sc.uu.data() + i * L;
+                for (std::size_t j = 0; j <= i; ++j) row[j] += wu * u[j];
+            }
         }
     }
     ll = top + std::log(tot / static_cast<double>(K)) + lc - a.cv_log_norm;
@@ -337,6 +360,9 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
     }
     CorrelatedArgs args = a;
     args.cv_log_norm = cv_log_norm;
+    args.antithetic = K >= 2 && K % 2 == 0;
+    for (std::size_t i = 0; args.antithetic && i < (K / 2) * L; ++i)
+        args.antithetic = a.z[(K / 2) * L + i] == -a.z[i];
     args.cv_zbar = zbar.data();
     args.cv_B = B.data();
     parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
