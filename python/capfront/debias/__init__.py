@@ -57,6 +57,8 @@ def decomposition(
     - ``jackknife``: ``K = 2`` (curve at ``G - 1`` and ``G``), linear ``finalize``.
     - ``extrapolation``: per-prompt subsample curve rows on the fitted sizes,
       ``finalize`` = the curve fit (exact).
+    - ``correlated``: per-prompt ``E[max_l expit(eta_nl) | S_n]`` (``K = 1``) with
+      ``(mu, Sigma)`` held at their fit on the full data.
     - ``pgm``: per-prompt posterior ``E[max_l p]`` with the hyperparameters
       (``theta``, the difficulty prior, the cell-effect scale) held at their fit on
       the full data; a prompt bootstrap then ignores their estimation error.
