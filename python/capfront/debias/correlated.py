@@ -34,7 +34,9 @@ Fit: Monte Carlo EM (:func:`fit_correlated`).
   log-likelihood a ratio control variate (the same draws' estimate of the
   Gaussian's normaliser, 1).
 - M-step: ``mu = mean_n E[eta_n]``, ``Sigma = mean_n E[eta_n eta_n'] - mu mu' +
-  1e-6 I``.
+  1e-6 I``, its eigenvalues clipped to ``[1e-4, 1e4]`` (near the ceiling a
+  model's logits can run off; unclipped, ``Sigma^-1`` lost positive definiteness
+  to rounding at L = 30).
 - Acceleration: the EM runs first on the Laplace moments (no draws; cheap, but
   biased at small ``G``, used only as the start), then with ``draws`` importance
   draws on an evenly spaced subsample of at most ``subsample`` prompts,
@@ -99,6 +101,8 @@ TOL = 2e-4
 PATIENCE = 2
 NEWTON_ITERS = 30
 RIDGE = 1e-6
+#: the fitted covariance's eigenvalues are kept in this range (logit variances)
+EIGEN_RANGE = (1e-4, 1e4)
 
 
 @dataclass
@@ -218,19 +222,27 @@ def _start(S: np.ndarray, G: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nda
     return np.ascontiguousarray(m), mu, Sig
 
 
+def _clip(Sig: np.ndarray) -> np.ndarray:
+    """``Sig`` (symmetrised) with its eigenvalues clipped to ``EIGEN_RANGE``."""
+    w, V = np.linalg.eigh(0.5 * (Sig + Sig.T))
+    w = np.clip(w, *EIGEN_RANGE)
+    return np.ascontiguousarray((V * w) @ V.T)
+
+
 def _mstep(s1: np.ndarray, s2: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     mu = s1 / n
-    Sig = s2 / n - np.outer(mu, mu)
-    Sig = 0.5 * (Sig + Sig.T) + RIDGE * np.eye(len(mu))
-    return mu, Sig
+    Sig = s2 / n - np.outer(mu, mu) + RIDGE * np.eye(len(mu))
+    return mu, _clip(Sig)
 
 
 def _prec(Sig: np.ndarray) -> tuple[np.ndarray, float]:
-    sign, logdet = np.linalg.slogdet(Sig)
-    if not sign > 0:
-        raise ValueError("the fitted covariance is not positive definite")
-    P = np.linalg.inv(Sig)
-    return np.ascontiguousarray(0.5 * (P + P.T)), float(logdet)
+    """``(Sigma^-1, log|Sigma|)`` from the eigendecomposition (symmetric, positive
+    definite to rounding)."""
+    w, V = np.linalg.eigh(0.5 * (Sig + Sig.T))
+    if not w[0] > 0:
+        raise ValueError("the covariance is not positive definite")
+    P = (V / w) @ V.T
+    return np.ascontiguousarray(0.5 * (P + P.T)), float(np.log(w).sum())
 
 
 def fit_correlated(
@@ -336,6 +348,7 @@ def fit_correlated(
         Sig_x = 0.5 * (Sig_x + Sig_x.T)
         mu, Sig = mu2, Sig2
         if alpha < -1.0 and np.linalg.eigvalsh(Sig_x)[0] > RIDGE:
+            Sig_x = _clip(Sig_x)
             mu3, Sig3, m3, llx = em(mu_x, Sig_x, m.copy())
             if llx >= ll1:
                 mu, Sig, m = mu3, Sig3, m3
