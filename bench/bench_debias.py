@@ -31,6 +31,7 @@ METHODS = {
     "jackknife": ("subsample_curve_rows",),
     "extrapolation": ("subsample_curve_rows",),
     "pgm": (*_PGM, "pgm_mstep_scores", "pgm_class_estep"),
+    "correlated": ("correlated_estep",),
 }
 AUDIT_KERNELS = (
     *_PGM,
@@ -69,7 +70,7 @@ def test_debiased_oracle(benchmark, data, method, backend):
     if n != N:
         benchmark.group += f" (numpy/numba on N={n})"
     opts = {"topic": topic[:n]} if method == "pgm" else {}
-    rounds = 1 if (LARGE or method == "pgm") else 3
+    rounds = 1 if (LARGE or method in ("pgm", "correlated")) else 3
     dec = run(
         benchmark,
         decompose_counts,

@@ -19,4 +19,5 @@ PYBIND11_MODULE(_core, m) {
     register_debias(m);
     register_graded(m);
     register_oracle(m);
+    register_correlated(m);
 }

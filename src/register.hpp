@@ -14,6 +14,7 @@ void register_bootstrap(pybind11::module_& m);
 void register_debias(pybind11::module_& m);
 void register_graded(pybind11::module_& m);
 void register_oracle(pybind11::module_& m);
+void register_correlated(pybind11::module_& m);
 
 namespace capfront_py {
 

@@ -185,7 +185,8 @@ def test_permutation_invariance(method, sim):
         method,
         topic=topic[rows] if method == "pgm" else None,
     )
-    tol = 1e-6 if method == "pgm" else 1e-12
+    # correlated: the model order changes which Sobol coordinate drives which model
+    tol = {"pgm": 1e-6, "correlated": 5e-3}.get(method, 1e-12)
     assert b.estimate() == pytest.approx(a.estimate(), abs=tol)
 
 

@@ -495,6 +495,50 @@ def _curve_mean_cases(rng: np.random.Generator) -> dict[str, Case]:
     }
 
 
+def _correlated_cases(rng: np.random.Generator) -> dict[str, Case]:
+    from capfront.debias.correlated import correlated_draws
+
+    def case(N, L, K, missing=0.0, df=5.0):
+        G = rng.integers(1, 9, (N, L)).astype(float)
+        G[rng.random((N, L)) < missing] = 0.0
+        S = rng.binomial(G.astype(np.int64), 0.4).astype(float)
+        A = rng.normal(size=(L, L))
+        Sig = A @ A.T / L + np.eye(L)
+        z, log_q = correlated_draws(K, L, 1, df)
+        return (
+            S,
+            G,
+            rng.normal(size=L) * 0.5,
+            np.linalg.inv(Sig),
+            float(np.linalg.slogdet(Sig)[1]),
+            rng.normal(size=(N, L)),
+            z,
+            log_q,
+            1.2,
+            30,
+        )
+
+    small = case(9, 3, 16)
+    bad = list(case(4, 2, 8))
+    bad[0] = bad[1] + 1.0  # successes above the draws
+    not_pd = list(case(4, 2, 8))
+    not_pd[3] = -np.eye(2)
+    return {
+        "small": small,
+        "missing cells": case(40, 5, 64, missing=0.3),
+        "normal proposal": case(20, 4, 32, df=np.inf),
+        "laplace (K = 0)": case(12, 4, 0),
+        "one model": case(33, 1, 8),
+        "no prompts": case(0, 3, 8),
+        "no newton steps": (*small[:-1], 0),
+        "strided": (_strided(small[0]), _strided(small[1]), *small[2:]),
+        "moments off": (*case(10, 3, 16), False),
+        "successes above draws": tuple(bad),
+        "not positive definite": tuple(not_pd),
+        "wrong z": (*small[:6], small[6][:, :2], *small[7:]),
+    }
+
+
 CASES: dict[str, Callable[[np.random.Generator], dict[str, Case]]] = {
     "naive_oracle_rows": _oracle_cases,
     "union_oracle_rows": _oracle_cases,
@@ -515,6 +559,7 @@ CASES: dict[str, Callable[[np.random.Generator], dict[str, Case]]] = {
     "pgm_mstep_scores_window": _window_cases,
     "pgm_emax": _emax_cases,
     "pgm_class_estep": _class_estep_cases,
+    "correlated_estep": _correlated_cases,
     "philox_words": _philox_cases,
     "bootstrap_counts": _counts_cases,
     "bootstrap_sums": _sums_cases,
@@ -569,6 +614,8 @@ TOLERANCE = {
 #: (the latent model's compiled kernels skip a prompt's far posterior tail,
 #: multiply by the normaliser's inverse and sum in their own order)
 TOLERANCE.update({name: 1e-9 for name, k in kernels().items() if k.family == "latent"})
+#: (the compiled correlated E-step takes the prior's quadratic form by an identity)
+TOLERANCE["correlated_estep"] = 1e-9
 
 #: kernel -> what of its output the backends must agree on (default: all of it)
 VIEWS: dict[str, Callable[[Any, Case], Any]] = {"sufficient_stats": _stats_view}

@@ -39,6 +39,25 @@ def crossfit_rows(
     successes: npt.NDArray[np.int64],
     n_draws: npt.NDArray[np.int64],
 ) -> npt.NDArray[np.float64]: ...
+def correlated_estep(
+    successes: npt.NDArray[np.float64],
+    n_draws: npt.NDArray[np.float64],
+    mu: npt.NDArray[np.float64],
+    precision: npt.NDArray[np.float64],
+    logdet: float,
+    m0: npt.NDArray[np.float64],
+    z: npt.NDArray[np.float64],
+    log_q: npt.NDArray[np.float64],
+    inflate: float,
+    newton_iters: int,
+    moments: bool = True,
+) -> tuple[
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+    npt.NDArray[np.float64],
+]: ...
 def pgm_estep(
     table: npt.NDArray[np.float64],
     cell_row: Rows,

@@ -135,6 +135,7 @@ def _interval_words(deb: Mapping[str, Any]) -> str:
 
 _METHOD_WORDS = {
     "pgm": "latent-model estimate",
+    "correlated": "correlated logit-normal estimate",
     "bootstrap_bc": "bootstrap bias correction",
     "double_bc": "double bootstrap bias correction",
     "crossfit": "cross-fit: pick on half the draws, score on the other half",

@@ -36,6 +36,7 @@ _FAMILIES = {
         "poisson_sums",
         "row_max_counts",
     ),
+    "correlated": ("correlated_estep",),
     "crossfit": ("crossfit_rows",),
     "expected_max": ("expected_max_binomial_rows", "subsample_curve_mean"),
     "frontier": (

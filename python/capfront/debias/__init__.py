@@ -19,6 +19,7 @@ from ._input import counts, topic_codes
 from .audit_result import AuditResult, explain, quote
 from .bias_correction import naive_rows
 from .classes import fit_pgm, posterior_max
+from .correlated import CorrelatedFit, fit_correlated
 from .extrapolation import curve_rows, fit_decay
 from .graded import crossfit_graded, extrapolation_graded, jackknife_graded
 from .latent import LatentFit, fit_latent
@@ -56,6 +57,8 @@ def decomposition(
     - ``jackknife``: ``K = 2`` (curve at ``G - 1`` and ``G``), linear ``finalize``.
     - ``extrapolation``: per-prompt subsample curve rows on the fitted sizes,
       ``finalize`` = the curve fit (exact).
+    - ``correlated``: per-prompt ``E[max_l expit(eta_nl) | S_n]`` (``K = 1``) with
+      ``(mu, Sigma)`` held at their fit on the full data.
     - ``pgm``: per-prompt posterior ``E[max_l p]`` with the hyperparameters
       (``theta``, the difficulty prior, the cell-effect scale) held at their fit on
       the full data; a prompt bootstrap then ignores their estimation error.
@@ -156,6 +159,13 @@ def debiased_oracle(
           ``"logit_t"`` by likelihood; or ``"betabinomial"``), ``scale``
           (fix the cell-effect scale), ``use_topics`` (default True: use
           ``results.topic``; the classes are then found within each topic).
+        - ``"correlated"``: the correlated logit-normal model ``eta_n ~ N(mu,
+          Sigma)`` (full covariance), ``S ~ Binomial(G, expit(eta))``, fitted by
+          Monte Carlo EM, ``mean_n E[max_l expit(eta_nl) | S_n]``
+          (:mod:`capfront.debias.correlated`: continuous specialisation, where
+          ``pgm``'s classes stay high; compare the fits' ``aic``). Options
+          ``draws``, ``final_draws``, ``iterations``, ``laplace_iterations``,
+          ``subsample``, ``tol``, ``patience``, ``inflate``, ``df``, ``seed``.
         - ``"extrapolation"``: ``O_inf`` of ``O_biased(g) = O_inf + a g^-lam`` fitted
           to the exact subsample curve (design §4a); options ``lam`` (fix it; free in
           [0.1, 1.5] otherwise), ``fit_from``. Needs ``G >= 4``.
@@ -332,6 +342,7 @@ __all__ = [
     "METHODS",
     "PGM_LATENT_CLASSES",
     "AuditResult",
+    "CorrelatedFit",
     "Decomposition",
     "DebiasResult",
     "GapDecomposition",
@@ -342,6 +353,7 @@ __all__ = [
     "debiased_oracle",
     "decompose_counts",
     "decomposition",
+    "fit_correlated",
     "fit_latent",
     "fit_pgm",
     "gap_decomposition",

@@ -16,12 +16,15 @@ from .bias_correction import (
     naive_decomposition,
 )
 from .classes import pgm_decomposition
+from .correlated import OPTIONS as CORRELATED_OPTIONS
+from .correlated import correlated_decomposition
 from .crossfit import crossfit_decomposition
 from .extrapolation import extrapolation_decomposition, jackknife_decomposition
 from .result import Decomposition
 
 METHODS = (
     "pgm",
+    "correlated",
     "extrapolation",
     "bootstrap_bc",
     "double_bc",
@@ -31,6 +34,7 @@ METHODS = (
 )
 COUNT_ONLY = (
     "pgm",
+    "correlated",
     "bootstrap_bc",
     "double_bc",
     "extrapolation",
@@ -44,6 +48,7 @@ _OPTIONS = {
     "bootstrap_bc": (),
     "double_bc": ("n_redraws", "seed"),
     "crossfit": (),
+    "correlated": CORRELATED_OPTIONS,
     "extrapolation": ("lam", "fit_from"),
     "jackknife": ("lam",),
     "pgm": (
@@ -111,6 +116,8 @@ def decompose_counts(
         return extrapolation_decomposition(S, G, backend=backend, **options)
     if method == "jackknife":
         return jackknife_decomposition(S, G, backend=backend, **options)
+    if method == "correlated":
+        return correlated_decomposition(S, G, backend=backend, **options)
     opts = dict(options)
     opts.pop("use_topics", None)
     opts.setdefault("latent_classes", PGM_LATENT_CLASSES)

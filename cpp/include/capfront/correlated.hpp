@@ -1,0 +1,392 @@
+// The correlated logit-normal model's E-step (python/capfront/debias/correlated.py).
+// Pure C++17, no Python headers.
+//
+// Model: eta_n ~ N(mu, Sigma) (L x L, full), S_nl ~ Binomial(G_nl, expit(eta_nl));
+// cells with G_nl = 0 carry no likelihood term. Given mu, the precision P = Sigma^-1
+// and logdet = log|Sigma|, per prompt n:
+//
+//   1. the Laplace mode m of log p(eta | S_n) by damped Newton from m0[n]
+//      (gradient S - G s - P (m - mu), Hessian H = P + diag(D), D = G s (1 - s),
+//      s = expit(m); each step scaled to at most 3 in its largest coordinate; at most
+//      newton_iters steps, stopping after one whose largest coordinate is < 1e-8);
+//   2. V = H^-1 at the mode and its lower Cholesky factor C0;
+//   3. K importance draws eta_k = m + c C0 z_k (z_k the caller's draws of a
+//      standardised proposal density q0, log_q[k] = log q0(z_k): standard normal or
+//      Student t; c = inflate) with log weights
+//        lw_k = log p(S_n | eta_k) + log N(eta_k; mu, Sigma) - log q(eta_k),
+//        log q(eta_k) = log_q[k] - log|c C0|,
+//      the prior quadratic form by the identity C0' P C0 = I - C0' diag(D) C0:
+//        (eta - mu)' P (eta - mu) = a'Pa + 2 c (P a)'u + c^2 (z'z - sum_l D_l u_l^2),
+//      a = m - mu, u = C0 z (O(L) per draw beyond u itself);
+//   4. the self-normalised weights w_k = exp(lw_k) / sum_k' exp(lw_k'):
+//        ll[n]   = log mean_k exp(lw_k) + sum_l log C(G_nl, S_nl) - log mean_k exp(lg_k),
+//      the last term a ratio control variate: the same draws' estimate of the Laplace
+//      Gaussian's normaliser (1), lg_k = log N(eta_k; m, V) - log q(eta_k), the same
+//      for every prompt;
+//        post[n] = sum_k w_k expit(max_l eta_kl)  (= E[max_l expit(eta_l) | S_n]),
+//        s1 += sum_k w_k eta_k + (m - sum_k g_k eta_k),
+//        s2 += sum_k w_k eta_k eta_k' + (m m' + V - sum_k g_k eta_k eta_k'),
+//      the terms in brackets a control variate: the Laplace Gaussian N(m, V)'s exact
+//      moments minus their self-normalised estimate from the same draws, weights
+//      g_k ~ exp(-c^2 z_k'z_k / 2 - log_q[k]) (the same for every prompt). With
+//      zbar = sum_k g_k z_k and Z = sum_k g_k z_k z_k' the brackets are
+//      -c C0 zbar and C0 (I - c^2 Z) C0' - c (m ubar' + ubar m'), ubar = C0 zbar:
+//      they remove the draws' error in the Gaussian part of each posterior, which
+//      the EM would otherwise accumulate (the smallest eigenvalues of Sigma shrink).
+//   K = 0: the Laplace approximation instead (ll the Laplace marginal likelihood,
+//   moments m and m m' + V, post = expit(max_l m_l)).
+//
+// Prompts are cut into blocks of kCorrelatedBlock; each block sums s1, s2 into its
+// own partial and the partials are added in block order: the results do not depend
+// on the thread count.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "parallel.hpp"
+
+namespace capfront {
+
+constexpr std::size_t kCorrelatedBlock = 32;
+constexpr double kCorrelatedNewtonTol = 1e-8;
+constexpr double kCorrelatedMaxStep = 3.0;
+constexpr double kHalfLog2Pi = 0.91893853320467274178;  // log(2 pi) / 2
+
+struct CorrelatedArgs {
+    const double* S;     // (N, L) successes
+    const double* G;     // (N, L) draws (0: no term)
+    std::size_t N, L;
+    const double* mu;    // (L,)
+    const double* P;     // (L, L) precision
+    double logdet;       // log |Sigma|
+    const double* z;     // (K, L) draws of the standardised proposal
+    const double* log_q; // (K,) their log densities under it
+    std::size_t K;
+    double inflate;
+    std::size_t newton_iters;
+    bool moments = true;              // false: s1, s2 left at 0 (not accumulated)
+    bool antithetic = false;          // z[k + K/2] == -z[k] for k < K/2 (set by the E-step)
+    const double* cv_zbar = nullptr;  // (L,) control variate: sum_k g_k z_k
+    const double* cv_B = nullptr;     // (L, L): I - c^2 sum_k g_k z_k z_k'
+    double cv_log_norm = 0.0;         // log mean_k of the Gaussian's weights
+};
+
+namespace corr_detail {
+
+inline double softplus(double x) {
+    return x > 0.0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+
+inline double expit(double x) {
+    if (x >= 0.0) return 1.0 / (1.0 + std::exp(-x));
+    const double e = std::exp(x);
+    return e / (1.0 + e);
+}
+
+// In-place lower Cholesky factor of the symmetric (L, L) row-major a (upper part
+// zeroed); false if a is not positive definite.
+inline bool cholesky(double* a, std::size_t L) {
+    for (std::size_t j = 0; j < L; ++j) {
+        double d = a[j * L + j];
+        for (std::size_t k = 0; k < j; ++k) d -= a[j * L + k] * a[j * L + k];
+        if (!(d > 0.0)) return false;
+        d = std::sqrt(d);
+        a[j * L + j] = d;
+        for (std::size_t i = j + 1; i < L; ++i) {
+            double v = a[i * L + j];
+            for (std::size_t k = 0; k < j; ++k) v -= a[i * L + k] * a[j * L + k];
+            a[i * L + j] = v / d;
+        }
+        for (std::size_t k = j + 1; k < L; ++k) a[j * L + k] = 0.0;
+    }
+    return true;
+}
+
+// x <- (R R')^-1 x for the lower factor R.
+inline void chol_solve(const double* R, std::size_t L, double* x) {
+    for (std::size_t i = 0; i < L; ++i) {
+        double v = x[i];
+        for (std::size_t k = 0; k < i; ++k) v -= R[i * L + k] * x[k];
+        x[i] = v / R[i * L + i];
+    }
+    for (std::size_t i = L; i-- > 0;) {
+        double v = x[i];
+        for (std::size_t k = i + 1; k < L; ++k) v -= R[k * L + i] * x[k];
+        x[i] = v / R[i * L + i];
+    }
+}
+
+struct Scratch {
+    std::vector<double> H, R, V, g, step, s, D, Pa, u, lw, emax, ubar, uu, cb, ug;
+    Scratch(std::size_t L, std::size_t K)
+        : H(L * L), R(L * L), V(L * L), g(L), step(L), s(L), D(L), Pa(L),
+          u(K * L), lw(K), emax(K), ubar(L), uu(L * L), cb(L * L), ug(L) {}
+};
+
+// The Hessian P + diag(G s (1 - s)) at m into sc.H (and D, s).
+inline void hessian(const CorrelatedArgs& a, const double* Gn, const double* m, Scratch& sc) {
+    const std::size_t L = a.L;
+    for (std::size_t l = 0; l < L; ++l) {
+        sc.s[l] = expit(m[l]);
+        sc.D[l] = Gn[l] * sc.s[l] * (1.0 - sc.s[l]);
+    }
+    for (std::size_t i = 0; i < L * L; ++i) sc.H[i] = a.P[i];
+    for (std::size_t l = 0; l < L; ++l) sc.H[l * L + l] += sc.D[l];
+}
+
+// One prompt: mode into m (in place), moments into s1/s2 (added), ll and post.
+// Returns false if a Hessian was not positive definite.
+inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& sc,
+                   const double* zz, double* s1, double* s2, double& ll, double& post) {
+    const std::size_t L = a.L, K = a.K;
+    const double* Sn = a.S + n * L;
+    const double* Gn = a.G + n * L;
+    for (std::size_t it = 0; it < a.newton_iters; ++it) {
+        hessian(a, Gn, m, sc);
+        for (std::size_t i = 0; i < L; ++i) {
+            double v = Sn[i] - Gn[i] * sc.s[i];
+            for (std::size_t j = 0; j < L; ++j) v -= a.P[i * L + j] * (m[j] - a.mu[j]);
+            sc.step[i] = v;
+        }
+        sc.R = sc.H;
+        if (!cholesky(sc.R.data(), L)) return false;
+        chol_solve(sc.R.data(), L, sc.step.data());
+        double big = 0.0;
+        for (std::size_t l = 0; l < L; ++l) big = std::max(big, std::abs(sc.step[l]));
+        const double f = std::min(1.0, kCorrelatedMaxStep / std::max(big, 1e-12));
+        for (std::size_t l = 0; l < L; ++l) m[l] += sc.step[l] * f;
+        if (big < kCorrelatedNewtonTol) break;
+    }
+    hessian(a, Gn, m, sc);
+    sc.R = sc.H;
+    if (!cholesky(sc.R.data(), L)) return false;
+    // V = H^-1 column by column, then its lower factor (in sc.V)
+    for (std::size_t j = 0; j < L; ++j) {
+        std::fill(sc.g.begin(), sc.g.end(), 0.0);
+        sc.g[j] = 1.0;
+        chol_solve(sc.R.data(), L, sc.g.data());
+        for (std::size_t i = 0; i < L; ++i) sc.V[i * L + j] = sc.g[i];
+    }
+    for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            sc.V[i * L + j] = sc.V[j * L + i] = 0.5 * (sc.V[i * L + j] + sc.V[j * L + i]);
+    std::vector<double>& Vfull = sc.uu;  // keep V for the Laplace moments
+    Vfull = sc.V;
+    if (!cholesky(sc.V.data(), L)) return false;
+    const double* C0 = sc.V.data();
+    double log_c0 = 0.0;
+    for (std::size_t l = 0; l < L; ++l) log_c0 += std::log(C0[l * L + l]);
+    double q0 = 0.0, lc = 0.0, loglik_m = 0.0;
+    for (std::size_t i = 0; i < L; ++i) {
+        double v = 0.0;
+        for (std::size_t j = 0; j < L; ++j) v += a.P[i * L + j] * (m[j] - a.mu[j]);
+        sc.Pa[i] = v;
+        q0 += (m[i] - a.mu[i]) * v;
+        if (Gn[i] > 0.0) {
+            lc += std::lgamma(Gn[i] + 1.0) - std::lgamma(Sn[i] + 1.0) -
+                  std::lgamma(Gn[i] - Sn[i] + 1.0);
+            loglik_m += Sn[i] * m[i] - Gn[i] * softplus(m[i]);
+        }
+    }
+    if (K == 0) {
+        ll = loglik_m - 0.5 * q0 - 0.5 * a.logdet + log_c0 + lc;
+        double mx = -std::numeric_limits<double>::infinity();
+        for (std::size_t l = 0; l < L; ++l) mx = std::max(mx, m[l]);
+        post = expit(mx);
+        if (!a.moments) return true;
+        for (std::size_t i = 0; i < L; ++i) {
+            s1[i] += m[i];
+            for (std::size_t j = 0; j < L; ++j) s2[i * L + j] += m[i] * m[j] + Vfull[i * L + j];
+        }
+        return true;
+    }
+    const double c = a.inflate;
+    const double base = -0.5 * q0 - 0.5 * a.logdet + log_c0 +
+                        static_cast<double>(L) * (std::log(c) - kHalfLog2Pi);
+    double top = -std::numeric_limits<double>::infinity();
+    // u = C0 z_k by columns of C0 (axpy, contiguous); with antithetic draws
+    // (z_{k + K/2} = -z_k, exactly) u is computed for the first half only: the
+    // second half's is -u, bit for bit
+    const std::size_t n_u = a.antithetic ? K / 2 : K;
+    for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j <= i; ++j) sc.R[j * L + i] = C0[i * L + j];  // C0'
+    for (std::size_t k = 0; k < n_u; ++k) {
+        const double* zk = a.z + k * L;
+        double* u = sc.u.data() + k * L;
+        std::fill(u, u + L, 0.0);
+        for (std::size_t j = 0; j < L; ++j) {
+            const double zj = zk[j];
+            const double* cj = sc.R.data() + j * L;
+            for (std::size_t l = j; l < L; ++l) u[l] += cj[l] * zj;
+        }
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+        const bool neg = k >= n_u;
+        const double* u = sc.u.data() + (neg ? k - n_u : k) * L;
+        const double cs = neg ? -c : c;
+        double lik = 0.0, pu = 0.0, du = 0.0;
+        double mx = -std::numeric_limits<double>::infinity();
+        for (std::size_t l = 0; l < L; ++l) {
+            const double v = u[l];
+            const double e = m[l] + cs * v;
+            mx = std::max(mx, e);
+            if (Gn[l] > 0.0) lik += Sn[l] * e - Gn[l] * softplus(e);
+            pu += sc.Pa[l] * v;
+            du += sc.D[l] * v * v;
+        }
+        if (neg) pu = -pu;
+        const double lw = lik + base - c * pu - 0.5 * c * c * (zz[k] - du) - a.log_q[k];
+        sc.lw[k] = lw;
+        sc.emax[k] = mx;
+        top = std::max(top, lw);
+    }
+    double tot = 0.0, pm = 0.0;
+    std::fill(sc.ubar.begin(), sc.ubar.end(), 0.0);
+    std::fill(sc.uu.begin(), sc.uu.end(), 0.0);
+    for (std::size_t k = 0; k < K; ++k) {
+        const double w = std::exp(sc.lw[k] - top);
+        sc.lw[k] = w;
+        tot += w;
+        pm += w * expit(sc.emax[k]);
+    }
+    if (a.moments) {
+        for (std::size_t k = 0; k < n_u; ++k) {
+            // a draw and its antithetic copy: weights w1 and w2 on u and -u
+            const double w1 = sc.lw[k];
+            const double w2 = n_u < K ? sc.lw[k + n_u] : 0.0;
+            const double* u = sc.u.data() + k * L;
+            for (std::size_t i = 0; i < L; ++i) {
+                sc.ubar[i] += (w1 - w2) * u[i];
+                const double wu = (w1 + w2) * u[i];
+                double* row = sc.uu.data() + i * L;
+                for (std::size_t j = 0; j <= i; ++j) row[j] += wu * u[j];
+            }
+        }
+    }
+    ll = top + std::log(tot / static_cast<double>(K)) + lc - a.cv_log_norm;
+    post = pm / tot;
+    if (!a.moments) return true;
+    for (std::size_t i = 0; i < L; ++i) sc.ubar[i] /= tot;
+    // the control variate: ug = C0 zbar, cb = C0 B C0' (lower triangle)
+    for (std::size_t i = 0; i < L; ++i) {
+        double v = 0.0;
+        for (std::size_t j = 0; j <= i; ++j) v += C0[i * L + j] * a.cv_zbar[j];
+        sc.ug[i] = v;
+    }
+    for (std::size_t i = 0; i < L; ++i)  // R <- C0 B (row i)
+        for (std::size_t j = 0; j < L; ++j) {
+            double v = 0.0;
+            for (std::size_t k = 0; k <= i; ++k) v += C0[i * L + k] * a.cv_B[k * L + j];
+            sc.R[i * L + j] = v;
+        }
+    for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j <= i; ++j) {
+            double v = 0.0;
+            for (std::size_t k = 0; k <= j; ++k) v += sc.R[i * L + k] * C0[j * L + k];
+            sc.cb[i * L + j] = v;
+        }
+    for (std::size_t i = 0; i < L; ++i) {
+        s1[i] += m[i] + c * (sc.ubar[i] - sc.ug[i]);
+        for (std::size_t j = 0; j <= i; ++j) {
+            const double v = m[i] * m[j] +
+                             c * (m[i] * (sc.ubar[j] - sc.ug[j]) + (sc.ubar[i] - sc.ug[i]) * m[j]) +
+                             c * c * sc.uu[i * L + j] / tot + sc.cb[i * L + j];
+            s2[i * L + j] += v;
+            if (j < i) s2[j * L + i] += v;
+        }
+    }
+    return true;
+}
+
+}  // namespace corr_detail
+
+// The E-step over all prompts (see the header comment). m (N, L): the Newton starts
+// on entry, the modes on return. s1 (L), s2 (L, L), ll (N), post (N) are written.
+// Returns the number of prompts whose Hessian was not positive definite (their
+// ll and post are NaN and they add nothing to s1, s2).
+inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* s1, double* s2,
+                                    double* ll, double* post) {
+    const std::size_t N = a.N, L = a.L, K = a.K;
+    const std::size_t n_blocks = (N + kCorrelatedBlock - 1) / kCorrelatedBlock;
+    std::vector<double> part1(n_blocks * L, 0.0), part2(n_blocks * L * L, 0.0);
+    std::vector<std::size_t> bad(n_blocks, 0);
+    std::vector<double> zz(K);
+    for (std::size_t k = 0; k < K; ++k) {
+        double v = 0.0;
+        for (std::size_t l = 0; l < L; ++l) v += a.z[k * L + l] * a.z[k * L + l];
+        zz[k] = v;
+    }
+    // the control variate's weights g_k ~ exp(-c^2 z'z / 2 - log_q)
+    std::vector<double> zbar(L, 0.0), B(L * L, 0.0);
+    if (K > 0) {
+        const double c2 = a.inflate * a.inflate;
+        double top = -std::numeric_limits<double>::infinity();
+        std::vector<double> gk(K);
+        for (std::size_t k = 0; k < K; ++k) {
+            gk[k] = -0.5 * c2 * zz[k] - a.log_q[k];
+            top = std::max(top, gk[k]);
+        }
+        double tot = 0.0;
+        for (std::size_t k = 0; k < K; ++k) tot += (gk[k] = std::exp(gk[k] - top));
+        for (std::size_t k = 0; k < K; ++k) {
+            const double w = gk[k] / tot;
+            const double* zk = a.z + k * L;
+            for (std::size_t i = 0; i < L; ++i) {
+                zbar[i] += w * zk[i];
+                for (std::size_t j = 0; j < L; ++j) B[i * L + j] -= c2 * w * zk[i] * zk[j];
+            }
+        }
+        for (std::size_t i = 0; i < L; ++i) B[i * L + i] += 1.0;
+    }
+    // the Gaussian's normaliser estimated by the same draws: log mean_k exp(lg_k),
+    // lg_k = log N(c z_k; 0, c^2 I) + L log c - log_q[k] (ll's ratio control variate)
+    double cv_log_norm = 0.0;
+    if (K > 0) {
+        const double c = a.inflate;
+        double top = -std::numeric_limits<double>::infinity();
+        std::vector<double> lg(K);
+        for (std::size_t k = 0; k < K; ++k) {
+            lg[k] = -0.5 * c * c * zz[k] - a.log_q[k] +
+                    static_cast<double>(L) * (std::log(c) - kHalfLog2Pi);
+            top = std::max(top, lg[k]);
+        }
+        double tot = 0.0;
+        for (std::size_t k = 0; k < K; ++k) tot += std::exp(lg[k] - top);
+        cv_log_norm = top + std::log(tot / static_cast<double>(K));
+    }
+    CorrelatedArgs args = a;
+    args.cv_log_norm = cv_log_norm;
+    args.antithetic = K >= 2 && K % 2 == 0;
+    for (std::size_t i = 0; args.antithetic && i < (K / 2) * L; ++i)
+        args.antithetic = a.z[(K / 2) * L + i] == -a.z[i];
+    args.cv_zbar = zbar.data();
+    args.cv_B = B.data();
+    parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
+        corr_detail::Scratch sc(L, K);
+        for (std::size_t b = b0; b < b1; ++b) {
+            const std::size_t i1 = std::min(N, (b + 1) * kCorrelatedBlock);
+            for (std::size_t n = b * kCorrelatedBlock; n < i1; ++n) {
+                if (!corr_detail::prompt(args, n, m + n * L, sc, zz.data(), part1.data() + b * L,
+                                         part2.data() + b * L * L, ll[n], post[n])) {
+                    ll[n] = post[n] = std::numeric_limits<double>::quiet_NaN();
+                    ++bad[b];
+                }
+            }
+        }
+    });
+    std::fill(s1, s1 + L, 0.0);
+    std::fill(s2, s2 + L * L, 0.0);
+    std::size_t n_bad = 0;
+    for (std::size_t b = 0; b < n_blocks; ++b) {
+        for (std::size_t i = 0; i < L; ++i) s1[i] += part1[b * L + i];
+        for (std::size_t i = 0; i < L * L; ++i) s2[i] += part2[b * L * L + i];
+        n_bad += bad[b];
+    }
+    return n_bad;
+}
+
+}  // namespace capfront
