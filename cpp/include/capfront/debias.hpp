@@ -662,25 +662,53 @@ inline void pgm_mstep_scores_window(const double* C, const double* logh, const s
                                     std::size_t width, double* f) {
     const double work = static_cast<double>(LK * R * J) * static_cast<double>(width) / 4.0;
     parallel_blocks_min(LK, 1, work, [&](std::size_t a0, std::size_t a1) {
+        // the non-zero statistics of a row: their weight and, for consecutive eta
+        // indices (no clipping at the grid's ends), the first logh value, else the
+        // logh row and the candidates' indices
+        struct Term {
+            double w;
+            const double* rr;
+            const double* row;
+            const std::int64_t* idx;
+        };
+        std::vector<Term> terms;
         for (std::size_t a = a0; a < a1; ++a) {
             double* out = f + a * width;
             const std::size_t c0 = static_cast<std::size_t>(lo[a]);
-            for (std::size_t k = 0; k < width; ++k) out[k] = 0.0;
+            terms.clear();
             for (std::size_t r = 0; r < R; ++r) {
                 const double* row = logh + r * E;
                 for (std::size_t j = 0; j < J; ++j) {
                     const double w = C[(a * R + r) * J + j];
                     if (w == 0.0) continue;
                     const std::int64_t* idx = cand + j * n_cand + c0;
-                    if (idx[width - 1] - idx[0] == static_cast<std::int64_t>(width) - 1) {
-                        // consecutive eta indices (no clipping at the grid's ends):
-                        // the same sums as a contiguous, vectorisable loop
-                        const double* rr = row + idx[0];
-                        for (std::size_t k = 0; k < width; ++k) out[k] += w * rr[k];
+                    if (idx[width - 1] - idx[0] == static_cast<std::int64_t>(width) - 1)
+                        terms.push_back({w, row + idx[0], nullptr, nullptr});
+                    else
+                        terms.push_back({w, nullptr, row, idx});
+                }
+            }
+            // each candidate's sum over the terms in their order (the same sums as
+            // adding term after term into out), eight candidates at a time in
+            // registers
+            std::size_t k0 = 0;
+            for (; k0 + 8 <= width; k0 += 8) {
+                double acc[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+                for (const Term& t : terms) {
+                    if (t.rr != nullptr) {
+                        for (std::size_t u = 0; u < 8; ++u) acc[u] += t.w * t.rr[k0 + u];
                     } else {
-                        for (std::size_t k = 0; k < width; ++k) out[k] += w * row[idx[k]];
+                        for (std::size_t u = 0; u < 8; ++u)
+                            acc[u] += t.w * t.row[t.idx[k0 + u]];
                     }
                 }
+                for (std::size_t u = 0; u < 8; ++u) out[k0 + u] = acc[u];
+            }
+            for (std::size_t k = k0; k < width; ++k) {
+                double acc = 0.0;
+                for (const Term& t : terms)
+                    acc += t.w * (t.rr != nullptr ? t.rr[k] : t.row[t.idx[k]]);
+                out[k] = acc;
             }
         }
     });
