@@ -115,3 +115,29 @@ def test_audit_argument_errors():
         cf.audit(res, n_sims=2, worlds=("mars",))
     with pytest.raises(ValueError, match="sim_prompts"):
         cf.audit(res, n_sims=2, sim_prompts=1)
+
+
+def test_simulated_refits_skip_pairs_below_the_audit_class_threshold(monkeypatch):
+    """The simulated pgm refits' posterior maximum skips (prompt, class) pairs
+    below ``AUDIT_CLASS_MIN_RESP`` (1e-4; 1e-6 elsewhere): the estimates move by
+    far less than 1e-5, and a large threshold does change them (it is used)."""
+    import importlib
+
+    audit_mod = importlib.import_module("capfront.debias.audit")
+    res = _unlabelled(800, 6, 10, seed=3)
+    kw = dict(
+        n_sims=3,
+        seed=1,
+        methods=("naive", "pgm"),
+        latent_classes=4,
+        sensitivity=False,
+        worlds=("classes",),
+    )
+    assert audit_mod.AUDIT_CLASS_MIN_RESP == 1e-4
+    est = {}
+    for v in (1e-6, 1e-4, 0.3):
+        monkeypatch.setattr(audit_mod, "AUDIT_CLASS_MIN_RESP", v)
+        a = cf.audit(res, **kw)
+        est[v] = a.estimates["worlds"]["classes"]["estimates"]["pgm"]
+    np.testing.assert_allclose(est[1e-4], est[1e-6], rtol=0, atol=1e-5)
+    assert np.abs(est[0.3] - est[1e-6]).max() > 1e-6

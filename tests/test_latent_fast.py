@@ -170,3 +170,64 @@ def test_cell_rows_built_in_blocks(monkeypatch):
     np.testing.assert_array_equal(tables.g_values, [4, 6])
     want = np.where(G == 6, 5 + S, np.where(G == 4, S, -1))
     np.testing.assert_array_equal(rows, want)
+
+
+def _sharp_estep_inputs(n_classes: int):
+    """E-step inputs with sharp difficulty posteriors (20 models, 20 draws: the
+    compiled kernels compute a window of 25-45 of the 121 grid points) and the
+    priors that test the window's bounds: the fitted one, one with two modes 60
+    nats above a valley, and one falling 3 nats per grid point."""
+    r = np.random.default_rng(11)
+    N, L, K = 300, 20, n_classes
+    d = r.normal(0, 2.0, N)
+    skill = r.normal(0, 1.0, (L, K))
+    cls = r.integers(0, K, N)
+    p = 1 / (1 + np.exp(-(skill[:, cls].T - d[:, None])))
+    G = np.full((N, L), 20)
+    G[r.random((N, L)) < 0.1] = 0  # cells not run
+    S = np.where(G > 0, r.binomial(G, p), 0)
+    fit = latent.fit_latent(S, G, None, max_iter=3)
+    theta = np.repeat(fit.theta, K, axis=1) + np.linspace(-1.0, 1.0, K)[None, :]
+    table = latent._cell_table(fit.tables.logh(fit.family, fit.scale), theta)
+    D = latent.D_GRID
+    priors = {
+        "fitted": np.log(np.maximum(fit.weights, 1e-300)),
+        "two modes": np.where(np.abs(np.abs(D) - 4.0) < 1.0, 0.0, -60.0),
+        "steep": -3.0 * np.arange(len(D)) / 1.0,
+    }
+    return table, fit.cell_row, fit.topic, priors
+
+
+@pytest.mark.parametrize("prior", ["fitted", "two modes", "steep"])
+def test_windowed_estep_equals_the_full_grid(prior):
+    """The compiled E-steps compute each prompt's posterior on a window of the
+    difficulty grid (bounded by the coarse log-likelihood and the prior's
+    largest weight beside each coarse point); the NumPy references compute every
+    point. Equal to 1e-12 on sharp posteriors: a point left out that carries
+    posterior mass would show."""
+    from capfront._kernels import dispatch
+
+    for K in (1, 3):
+        table, rows, topic, priors = _sharp_estep_inputs(K)
+        lw = priors[prior]
+        log_pi = np.log(np.full((1, K), 1.0 / K))
+        out = {}
+        for be in ("numpy", "cpp"):
+            out[be] = dispatch("pgm_class_estep", be)(
+                table, rows, topic, K, lw, log_pi, None, 0.0, 1e-8, 4096, True, True,
+                True,
+            )  # fmt: skip
+        a, b = out["numpy"], out["cpp"]
+        assert abs(a[0] - b[0]) <= 1e-12 * abs(a[0])
+        for i in (1, 2, 3, 4):  # r, C, wsum, the pair posteriors
+            np.testing.assert_allclose(b[i], a[i], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(b[5], a[5], rtol=1e-13, atol=0)
+        if K == 1:
+            J = len(lw)
+            res = {be: np.empty((len(topic), J)) for be in ("numpy", "cpp")}
+            ll = {
+                be: dispatch("pgm_estep", be)(table, rows, topic, lw, res[be])
+                for be in res
+            }
+            assert abs(ll["numpy"] - ll["cpp"]) <= 1e-12 * abs(ll["numpy"])
+            np.testing.assert_allclose(res["cpp"], res["numpy"], rtol=0, atol=1e-12)

@@ -323,61 +323,162 @@ constexpr double kRespFloor = 1e-12;
 
 // The log posterior of one prompt's difficulty up to a constant,
 // r[j] = log_w[j] + sum_l T[cell (n, l), j], computed only where it can matter.
-// A coarse pass on every kCoarseStride-th grid point finds where the
-// log-likelihood lies within kLikWindow of its coarse maximum M; it is filled in
-// on that range (one coarse step wider each side) and r = -inf elsewhere. Each
+// A coarse pass on every kCoarseStride-th grid point gives the log-likelihood
+// loglik_c there and B = max_c (log_w + loglik_c), at most the best point's r. Each
 // cell's log-likelihood is concave in the difficulty (a binomial likelihood in the
-// logit, convolved with the cell-effect density), so the points left out have
-// log-likelihood below M - kLikWindow. If the prior could still lift them to within
-// kPostMargin of the best point computed, the whole grid is computed. Sharp
-// posteriors (many models and draws) touch 15-30 of 121 points: the E-step's
-// cost O(N L J) shrinks accordingly.
+// logit, convolved with the cell-effect density), so left of the coarse maximum of
+// the log-likelihood every grid point at or below a coarse point c has
+// log-likelihood at most loglik_c and prior at most pl[c] (CoarsePlan); when
+// pl[c] + loglik_c < B - kPostMargin - kWindowSlack they all lie more than 40 nats
+// below the best point, where exp() gives 0 (the kernels cut at exp(-40) or
+// exp(-30), or the weight is below rounding of a total >= 1 and then under
+// kRespFloor): they are left out, and likewise on the right with pr. So r is the
+// full grid's wherever it matters, bit for bit. Sharp posteriors (many models and
+// draws) touch 25-45 of 121 points: the E-step's cost O(N L J) shrinks accordingly.
 constexpr std::size_t kCoarseStride = 5;
-constexpr double kLikWindow = 80.0;
 constexpr double kPostMargin = 40.0;
+constexpr double kWindowSlack = 10.0;
 
-template <class Row>
-inline void pgm_prompt_logpost(const double* T, const Row* rows, std::size_t k,
-                               std::size_t L, std::size_t K, std::size_t R, std::size_t J,
-                               const double* log_w, double max_log_w, double* r) {
-    auto fill = [&](std::size_t j0, std::size_t j1) {
-        for (std::size_t j = j0; j < j1; ++j) r[j] = log_w[j];
-        for (std::size_t l = 0; l < L; ++l) {
-            if (rows[l] < 0) continue;
-            const double* t = T + ((l * K + k) * R + static_cast<std::size_t>(rows[l])) * J;
-            for (std::size_t j = j0; j < j1; ++j) r[j] += t[j];
+inline std::size_t coarse_points(std::size_t J) {
+    return (J + kCoarseStride - 1) / kCoarseStride;
+}
+
+// What the coarse pass reads, prepared once per kernel call: the table's coarse
+// points, contiguous (Tc[i * nc + c] = T[i * J + c * kCoarseStride] for every table
+// row i < L K R, nc = coarse_points(J): 25 adjacent doubles per cell instead of every
+// fifth of 121), and the prior's largest log weight at or below (pl[c]) and at or
+// above (pr[c]) each coarse point.
+struct CoarsePlan {
+    std::vector<double> Tc, pl, pr;
+};
+
+inline CoarsePlan coarse_plan(const double* T, std::size_t n_rows, std::size_t J,
+                              const double* log_w) {
+    CoarsePlan p;
+    const std::size_t nc = coarse_points(J);
+    p.Tc.resize(n_rows * nc);
+    for (std::size_t i = 0; i < n_rows; ++i)
+        for (std::size_t c = 0; c < nc; ++c) p.Tc[i * nc + c] = T[i * J + c * kCoarseStride];
+    const double ninf = -std::numeric_limits<double>::infinity();
+    p.pl.assign(nc, ninf);
+    p.pr.assign(nc, ninf);
+    double m = ninf;
+    for (std::size_t j = 0; j < J; ++j) {
+        m = std::max(m, log_w[j]);
+        if (j % kCoarseStride == 0) p.pl[j / kCoarseStride] = m;
+    }
+    m = ninf;
+    for (std::size_t j = J; j-- > 0;) {
+        m = std::max(m, log_w[j]);
+        if (j % kCoarseStride == 0) p.pr[j / kCoarseStride] = m;
+    }
+    return p;
+}
+
+// out[j] = init[j] (0 when init is nullptr) + p[0][j] + p[1][j] + ... + p[n - 1][j]
+// for j0 <= j < j1, added in that order (as a loop over the rows adding each into out
+// would), eight (then two) points at a time in registers.
+inline void sum_rows(const double* const* p, std::size_t n, const double* init,
+                     std::size_t j0, std::size_t j1, double* out) {
+    std::size_t j = j0;
+    for (; j + 8 <= j1; j += 8) {
+        double a[8];
+        for (std::size_t u = 0; u < 8; ++u) a[u] = init != nullptr ? init[j + u] : 0.0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const double* t = p[i] + j;
+            for (std::size_t u = 0; u < 8; ++u) a[u] += t[u];
         }
+        for (std::size_t u = 0; u < 8; ++u) out[j + u] = a[u];
+    }
+    for (; j + 2 <= j1; j += 2) {
+        double a0 = init != nullptr ? init[j] : 0.0;
+        double a1 = init != nullptr ? init[j + 1] : 0.0;
+        for (std::size_t i = 0; i < n; ++i) {
+            a0 += p[i][j];
+            a1 += p[i][j + 1];
+        }
+        out[j] = a0;
+        out[j + 1] = a1;
+    }
+    for (; j < j1; ++j) {
+        double a = init != nullptr ? init[j] : 0.0;
+        for (std::size_t i = 0; i < n; ++i) a += p[i][j];
+        out[j] = a;
+    }
+}
+
+// r (the log posterior above) on the window [j0, j1) where it can matter, which is
+// returned; every point outside counts as r = -inf (it is not written). plan:
+// coarse_plan(T, L K R, J, log_w).
+template <class Row>
+inline std::pair<std::size_t, std::size_t> pgm_prompt_logpost_window(
+    const double* T, const CoarsePlan& plan, const Row* rows, std::size_t k, std::size_t L,
+    std::size_t K, std::size_t R, std::size_t J, const double* log_w, double* r) {
+    // the observed cells' table rows (up to kMaxCells of them, else loops over the
+    // models): sums over them run in registers, each point's terms added in the
+    // models' order (the same bits as adding row after row)
+    constexpr std::size_t kMaxCells = 64;
+    const double* pt[kMaxCells];
+    std::size_t n_obs = 0;
+    const bool gathered = L <= kMaxCells;
+    if (gathered)
+        for (std::size_t l = 0; l < L; ++l)
+            if (rows[l] >= 0)
+                pt[n_obs++] = T + ((l * K + k) * R + static_cast<std::size_t>(rows[l])) * J;
+    auto fill = [&](std::size_t j0, std::size_t j1) {
+        if (gathered) {
+            sum_rows(pt, n_obs, log_w, j0, j1, r);
+        } else {
+            for (std::size_t j = j0; j < j1; ++j) r[j] = log_w[j];
+            for (std::size_t l = 0; l < L; ++l) {
+                if (rows[l] < 0) continue;
+                const double* t =
+                    T + ((l * K + k) * R + static_cast<std::size_t>(rows[l])) * J;
+                for (std::size_t j = j0; j < j1; ++j) r[j] += t[j];
+            }
+        }
+        return std::make_pair(j0, j1);
     };
     constexpr std::size_t kMaxCoarse = 256;
-    const std::size_t nc = (J + kCoarseStride - 1) / kCoarseStride;
-    if (J < 4 * kCoarseStride || nc > kMaxCoarse) {
-        fill(0, J);
-        return;
+    const std::size_t nc = coarse_points(J);
+    if (J < 4 * kCoarseStride || nc > kMaxCoarse) return fill(0, J);
+    double cl[kMaxCoarse];
+    if (gathered) {
+        const double* pc[kMaxCells];  // the same rows' coarse points
+        for (std::size_t i = 0; i < n_obs; ++i)
+            pc[i] = plan.Tc.data() + static_cast<std::size_t>(pt[i] - T) / J * nc;
+        sum_rows(pc, n_obs, nullptr, 0, nc, cl);
+    } else {
+        std::fill(cl, cl + nc, 0.0);
+        for (std::size_t l = 0; l < L; ++l) {
+            if (rows[l] < 0) continue;
+            const double* t =
+                plan.Tc.data() + ((l * K + k) * R + static_cast<std::size_t>(rows[l])) * nc;
+            for (std::size_t c = 0; c < nc; ++c) cl[c] += t[c];
+        }
     }
-    double cl[kMaxCoarse] = {};
-    for (std::size_t l = 0; l < L; ++l) {
-        if (rows[l] < 0) continue;
-        const double* t = T + ((l * K + k) * R + static_cast<std::size_t>(rows[l])) * J;
-        for (std::size_t c = 0; c < nc; ++c) cl[c] += t[c * kCoarseStride];
-    }
-    double M = -std::numeric_limits<double>::infinity();
-    for (std::size_t c = 0; c < nc; ++c) M = std::max(M, cl[c]);
-    std::size_t c_lo = 0, c_hi = nc - 1;
-    while (c_lo < nc && !(cl[c_lo] > M - kLikWindow)) ++c_lo;
-    while (c_hi > c_lo && !(cl[c_hi] > M - kLikWindow)) --c_hi;
-    const std::size_t j0 = c_lo > 0 ? (c_lo - 1) * kCoarseStride : 0;
-    const std::size_t j1 = c_hi + 1 < nc ? std::min(J, (c_hi + 1) * kCoarseStride + 1) : J;
-    if (j0 == 0 && j1 == J) {
-        fill(0, J);
-        return;
-    }
-    fill(j0, j1);
-    double best = -std::numeric_limits<double>::infinity();
-    for (std::size_t j = j0; j < j1; ++j) best = std::max(best, r[j]);
-    if (!(max_log_w + M - kLikWindow < best - kPostMargin)) {
-        fill(0, J);  // the prior could matter outside: no shortcut
-        return;
-    }
+    std::size_t cm = 0;  // the coarse maximum of the log-likelihood
+    for (std::size_t c = 1; c < nc; ++c)
+        if (cl[c] > cl[cm]) cm = c;
+    double B = -std::numeric_limits<double>::infinity();
+    for (std::size_t c = 0; c < nc; ++c) B = std::max(B, log_w[c * kCoarseStride] + cl[c]);
+    const double thr = B - kPostMargin - kWindowSlack;
+    if (!std::isfinite(thr)) return fill(0, J);
+    const double* pl = plan.pl.data();
+    const double* pr = plan.pr.data();
+    std::size_t a = cm, b = cm;
+    while (a > 0 && !(pl[a - 1] + cl[a - 1] < thr)) --a;
+    while (b + 1 < nc && !(pr[b + 1] + cl[b + 1] < thr)) ++b;
+    return fill(a > 0 ? (a - 1) * kCoarseStride + 1 : 0,
+                b + 1 < nc ? (b + 1) * kCoarseStride : J);
+}
+
+// pgm_prompt_logpost_window with r = -inf written outside the window.
+template <class Row>
+inline void pgm_prompt_logpost(const double* T, const CoarsePlan& plan, const Row* rows,
+                               std::size_t k, std::size_t L, std::size_t K, std::size_t R,
+                               std::size_t J, const double* log_w, double* r) {
+    const auto [j0, j1] = pgm_prompt_logpost_window(T, plan, rows, k, L, K, R, J, log_w, r);
     const double ninf = -std::numeric_limits<double>::infinity();
     for (std::size_t j = 0; j < j0; ++j) r[j] = ninf;
     for (std::size_t j = j1; j < J; ++j) r[j] = ninf;
@@ -401,7 +502,7 @@ inline double pgm_estep(const double* T, const Row* cell_row,
     const std::size_t n_blocks = (N + kBlockRows - 1) / kBlockRows;
     std::vector<double> partial(n_blocks, 0.0);
     const double work = static_cast<double>(N * L * J);
-    const double max_log_w = max_of(log_w, J);
+    const CoarsePlan plan = coarse_plan(T, L * K * R, J, log_w);
     parallel_blocks_min(n_blocks, 1, work, [&](std::size_t b0, std::size_t b1) {
         for (std::size_t b = b0; b < b1; ++b) {
             double acc_ll = 0.0;
@@ -409,7 +510,7 @@ inline double pgm_estep(const double* T, const Row* cell_row,
             for (std::size_t n = b * kBlockRows; n < i1; ++n) {
                 double* r = resp + n * J;
                 const std::size_t k = static_cast<std::size_t>(topic[n]);
-                pgm_prompt_logpost(T, cell_row + n * L, k, L, K, R, J, log_w, max_log_w, r);
+                pgm_prompt_logpost(T, plan, cell_row + n * L, k, L, K, R, J, log_w, r);
                 double mx = -std::numeric_limits<double>::infinity();
                 for (std::size_t j = 0; j < J; ++j) mx = std::max(mx, r[j]);
                 double tot = 0.0;
@@ -454,7 +555,7 @@ inline double pgm_estep_stats(const double* T, const Row* cell_row,
     if (direct) std::fill(C, C + P, 0.0);
     std::vector<double> part_ll(n_blocks, 0.0);
     const double work = static_cast<double>(N * L * J) * 2.0;
-    const double max_log_w = max_of(log_w, J);
+    const CoarsePlan plan = coarse_plan(T, L * K * R, J, log_w);
     parallel_blocks_min(n_blocks, 1, work, [&](std::size_t b0, std::size_t b1) {
         for (std::size_t b = b0; b < b1; ++b) {
             double* cb = direct ? C : partial.data() + b * P;
@@ -464,7 +565,7 @@ inline double pgm_estep_stats(const double* T, const Row* cell_row,
                 double* r = resp + n * J;
                 const std::size_t k = static_cast<std::size_t>(topic[n]);
                 const Row* rows = cell_row + n * L;
-                pgm_prompt_logpost(T, rows, k, L, K, R, J, log_w, max_log_w, r);
+                pgm_prompt_logpost(T, plan, rows, k, L, K, R, J, log_w, r);
                 double mx = -std::numeric_limits<double>::infinity();
                 for (std::size_t j = 0; j < J; ++j) mx = std::max(mx, r[j]);
                 double tot = 0.0;
@@ -561,25 +662,53 @@ inline void pgm_mstep_scores_window(const double* C, const double* logh, const s
                                     std::size_t width, double* f) {
     const double work = static_cast<double>(LK * R * J) * static_cast<double>(width) / 4.0;
     parallel_blocks_min(LK, 1, work, [&](std::size_t a0, std::size_t a1) {
+        // the non-zero statistics of a row: their weight and, for consecutive eta
+        // indices (no clipping at the grid's ends), the first logh value, else the
+        // logh row and the candidates' indices
+        struct Term {
+            double w;
+            const double* rr;
+            const double* row;
+            const std::int64_t* idx;
+        };
+        std::vector<Term> terms;
         for (std::size_t a = a0; a < a1; ++a) {
             double* out = f + a * width;
             const std::size_t c0 = static_cast<std::size_t>(lo[a]);
-            for (std::size_t k = 0; k < width; ++k) out[k] = 0.0;
+            terms.clear();
             for (std::size_t r = 0; r < R; ++r) {
                 const double* row = logh + r * E;
                 for (std::size_t j = 0; j < J; ++j) {
                     const double w = C[(a * R + r) * J + j];
                     if (w == 0.0) continue;
                     const std::int64_t* idx = cand + j * n_cand + c0;
-                    if (idx[width - 1] - idx[0] == static_cast<std::int64_t>(width) - 1) {
-                        // consecutive eta indices (no clipping at the grid's ends):
-                        // the same sums as a contiguous, vectorisable loop
-                        const double* rr = row + idx[0];
-                        for (std::size_t k = 0; k < width; ++k) out[k] += w * rr[k];
+                    if (idx[width - 1] - idx[0] == static_cast<std::int64_t>(width) - 1)
+                        terms.push_back({w, row + idx[0], nullptr, nullptr});
+                    else
+                        terms.push_back({w, nullptr, row, idx});
+                }
+            }
+            // each candidate's sum over the terms in their order (the same sums as
+            // adding term after term into out), eight candidates at a time in
+            // registers
+            std::size_t k0 = 0;
+            for (; k0 + 8 <= width; k0 += 8) {
+                double acc[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+                for (const Term& t : terms) {
+                    if (t.rr != nullptr) {
+                        for (std::size_t u = 0; u < 8; ++u) acc[u] += t.w * t.rr[k0 + u];
                     } else {
-                        for (std::size_t k = 0; k < width; ++k) out[k] += w * row[idx[k]];
+                        for (std::size_t u = 0; u < 8; ++u)
+                            acc[u] += t.w * t.row[t.idx[k0 + u]];
                     }
                 }
+                for (std::size_t u = 0; u < 8; ++u) out[k0 + u] = acc[u];
+            }
+            for (std::size_t k = k0; k < width; ++k) {
+                double acc = 0.0;
+                for (const Term& t : terms)
+                    acc += t.w * (t.rr != nullptr ? t.rr[k] : t.row[t.idx[k]]);
+                out[k] = acc;
             }
         }
     });

@@ -60,13 +60,14 @@ inline double pgm_class_estep(const ClassEstepArgs<Row>& a, double* r_out, doubl
     if (direct) std::fill(C, C + P, 0.0);
     std::vector<double> part_w(wsum != nullptr ? n_blocks * J : 0, 0.0);
     std::vector<double> part_ll(n_blocks, 0.0);
-    const double max_log_w = max_of(a.log_w, J);
     const double ninf = -std::numeric_limits<double>::infinity();
     const double work = static_cast<double>(N * K * L * J) * (C != nullptr ? 2.0 : 1.0);
+    // the coarse pass's table points and prior bounds (every pair reads them)
+    const CoarsePlan plan = coarse_plan(a.T, L * TK * R, J, a.log_w);
     parallel_blocks_min(n_blocks, 1, work, [&](std::size_t b0, std::size_t b1) {
         std::vector<double> buf(K * J);
         std::vector<double> llk(K), rk(K);
-        std::vector<std::size_t> lo(K), hi(K);
+        std::vector<std::size_t> lo(K), hi(K), w0(K), w1(K);
         for (std::size_t b = b0; b < b1; ++b) {
             double* cb = C == nullptr ? nullptr : direct ? C : part_c.data() + b * P;
             double* wb = wsum != nullptr ? part_w.data() + b * J : nullptr;
@@ -77,23 +78,27 @@ inline double pgm_class_estep(const ClassEstepArgs<Row>& a, double* r_out, doubl
                 const std::size_t t = static_cast<std::size_t>(a.label[n]);
                 for (std::size_t k = 0; k < K; ++k) {
                     double* r = buf.data() + k * J;
-                    lo[k] = hi[k] = 0;
+                    lo[k] = hi[k] = w0[k] = w1[k] = 0;
                     if (a.prev_r != nullptr && !(a.prev_r[n * K + k] >= a.sparse_r)) {
                         llk[k] = ninf;
                         continue;
                     }
-                    pgm_prompt_logpost(a.T, rows, t * K + k, L, TK, R, J, a.log_w,
-                                       max_log_w, r);
+                    // r on [j0, j1) only: -inf elsewhere, which exp() and the
+                    // normalisation would turn into 0 (the same bits as the full grid)
+                    const auto [j0w, j1w] = pgm_prompt_logpost_window(
+                        a.T, plan, rows, t * K + k, L, TK, R, J, a.log_w, r);
+                    w0[k] = j0w;
+                    w1[k] = j1w;
                     double mx = ninf;
-                    for (std::size_t j = 0; j < J; ++j) mx = std::max(mx, r[j]);
+                    for (std::size_t j = j0w; j < j1w; ++j) mx = std::max(mx, r[j]);
                     double tot = 0.0;
-                    for (std::size_t j = 0; j < J; ++j) {
+                    for (std::size_t j = j0w; j < j1w; ++j) {
                         const double v = r[j] - mx;
                         r[j] = v < kExpCut ? 0.0 : std::exp(v);
                         tot += r[j];
                     }
                     std::size_t j0 = J, j1 = 0;
-                    for (std::size_t j = 0; j < J; ++j) {
+                    for (std::size_t j = j0w; j < j1w; ++j) {
                         r[j] /= tot;
                         if (r[j] < kRespFloor) {
                             r[j] = 0.0;
@@ -120,10 +125,17 @@ inline double pgm_class_estep(const ClassEstepArgs<Row>& a, double* r_out, doubl
                     if (ll_out != nullptr) ll_out[n * K + k] = llk[k];
                 }
                 if (resp_out != nullptr) {
+                    // the pair posteriors: 0 outside each pair's window (and for
+                    // skipped pairs, whose window is empty)
                     double* ro = resp_out + n * K * J;
-                    std::copy(buf.begin(), buf.end(), ro);
-                    for (std::size_t k = 0; k < K; ++k)
-                        if (llk[k] == ninf) std::fill(ro + k * J, ro + (k + 1) * J, 0.0);
+                    for (std::size_t k = 0; k < K; ++k) {
+                        double* o = ro + k * J;
+                        const std::size_t u0 = llk[k] != ninf ? w0[k] : J;
+                        const std::size_t u1 = llk[k] != ninf ? w1[k] : J;
+                        std::fill(o, o + u0, 0.0);
+                        std::copy(buf.begin() + k * J + u0, buf.begin() + k * J + u1, o + u0);
+                        std::fill(o + u1, o + J, 0.0);
+                    }
                 }
                 if (wb != nullptr) {
                     for (std::size_t k = 0; k < K; ++k) {

@@ -101,6 +101,9 @@ DEFAULT_WORLDS = ("latent", "classes", "posterior")
 # posterior mass below which a difficulty grid point is skipped in the simulated
 # pgm refits' posterior maximum (the estimate moves by ~1e-7; ~20% less work)
 AUDIT_MIN_RESP = 1e-4
+# class responsibility below which a (prompt, class) pair is skipped there (the
+# rest renormalised; classes.CLASS_MIN_RESP = 1e-6 elsewhere)
+AUDIT_CLASS_MIN_RESP = 1e-4
 # family="auto": the Beta cell effect needs this much more log-likelihood
 AUTO_MARGIN = 2.0
 # family="auto": the worlds mix both families only when the Beta fit's cell effect
@@ -491,6 +494,7 @@ def audit(
                     max_iter=int(pgm_max_iter),
                     tol=float(pgm_tol),
                     min_resp=AUDIT_MIN_RESP,
+                    class_min_resp=AUDIT_CLASS_MIN_RESP,
                 )
             elif m == "jackknife":
                 dec = jackknife_decomposition(
