@@ -141,3 +141,49 @@ def test_simulated_refits_skip_pairs_below_the_audit_class_threshold(monkeypatch
         est[v] = a.estimates["worlds"]["classes"]["estimates"]["pgm"]
     np.testing.assert_allclose(est[1e-4], est[1e-6], rtol=0, atol=1e-5)
     assert np.abs(est[0.3] - est[1e-6]).max() > 1e-6
+
+
+def _correlated_counts(seed: int, N: int = 600, L: int = 4, G: int = 8):
+    r = np.random.default_rng(seed)
+    A = r.normal(0.0, 1.0, (L, 2))
+    Sigma = A @ A.T + 0.3 * np.eye(L) + 0.5
+    eta = (
+        r.normal(0.0, 0.7, L) + r.standard_normal((N, L)) @ np.linalg.cholesky(Sigma).T
+    )
+    return r.binomial(G, 1.0 / (1.0 + np.exp(-eta))), G
+
+
+def test_correlated_world_samples_the_fitted_covariance():
+    from capfront.debias.audit import correlated_sampler
+    from capfront.debias.correlated import fit_correlated
+
+    S, G = _correlated_counts(3)
+    Gm = np.full(S.shape, G)
+    topic = np.arange(S.shape[0]) % 3
+    sample = correlated_sampler(S, Gm, topic, None)
+    fit = fit_correlated(S, Gm)
+    p, tp = sample(200_000, np.random.default_rng(0))
+    eta = np.log(p / (1 - p))
+    np.testing.assert_allclose(eta.mean(axis=0), fit.mu, atol=0.02)
+    np.testing.assert_allclose(np.cov(eta.T), fit.Sigma, atol=0.05 * fit.Sigma.max())
+    # topic codes of data prompts, in their proportions
+    assert set(np.unique(tp)) == {0, 1, 2}
+    assert np.allclose(np.bincount(tp) / len(tp), 1 / 3, atol=0.01)
+
+
+def test_audit_with_the_correlated_world_and_method():
+    S, G = _correlated_counts(4, N=400)
+    res = cf.EvalResults.from_counts(S, G)
+    a = cf.audit(
+        res,
+        n_sims=2,
+        seed=0,
+        worlds=("latent", "correlated"),
+        methods=("naive", "correlated"),
+        sensitivity=False,
+    )
+    assert "correlated" in a.world_weights
+    assert set(a.table.index) == {"naive", "correlated"}
+    assert np.isfinite(a.table.loc["correlated", "bias"])
+    with pytest.raises(ValueError, match="worlds must be"):
+        cf.audit(res, n_sims=2, worlds=("correlated_typo",))

@@ -23,6 +23,13 @@ Worlds (``WORLDS``; a world the data cannot support is left out):
   the robustness battery: it passed the checks on 67 of 69 data sets, and on
   near-ceiling pools it measured about half of ``pgm``'s real bias (-0.33 and
   -0.36 points against -0.87 and -0.62) where the fitted worlds measured none;
+- ``correlated`` (not simulated by default): prompts' logit vectors drawn from
+  the correlated logit-normal fitted to the data (:mod:`capfront.debias.correlated`,
+  ``eta ~ N(mu, Sigma)``), a world with continuous specialisation shared across
+  models, which the latent classes only approximate; with topic labels, each
+  simulated prompt gets the label of a random data prompt (the labels carry no
+  information there). Name it, and ``"correlated"`` in ``methods``, to audit the
+  correlated model beside ``pgm``;
 - ``resampled`` (not simulated by default, see ``DEFAULT_WORLDS``): prompts are
   resampled rows of the constrained-Bayes success rates
   ``m_l + a_l (p_hat - m_l)``, ``a_l`` shrinking each model's rates so that their
@@ -91,7 +98,7 @@ AUDIT_METHODS = (
     "extrapolation",
     "pgm",
 )
-WORLDS = ("latent", "classes", "resampled", "posterior")
+WORLDS = ("latent", "classes", "resampled", "posterior", "correlated")
 # the worlds simulated by default: ``resampled`` is left out, because on the
 # robustness battery's worlds its data sets never reproduced the data's checks
 # (0 of 10 data sets; its shrunk rates lose the tail near the ceiling and the
@@ -152,6 +159,24 @@ def resampled_rates(S: np.ndarray, G: np.ndarray) -> np.ndarray:
     a = np.where(np.isfinite(a), a, 0.0)
     out = m[None, :] + a[None, :] * (p - m[None, :])
     return np.clip(np.where(obs, out, m[None, :]), 0.0, 1.0)
+
+
+def correlated_sampler(S: np.ndarray, G: np.ndarray, topic: np.ndarray, backend):
+    """The ``correlated`` world: ``(n, r) -> (p (n, L), topic (n,))`` with
+    ``logit p ~ N(mu, Sigma)`` of the correlated logit-normal fitted to the data
+    (:func:`capfront.debias.correlated.fit_correlated`) and each prompt's topic
+    code that of a random data prompt."""
+    from .correlated import fit_correlated
+
+    f = fit_correlated(np.asarray(S), np.asarray(G), backend=backend)
+    mu = np.asarray(f.mu, dtype=np.float64)
+    chol = np.linalg.cholesky(np.asarray(f.Sigma, dtype=np.float64))
+
+    def sample(n: int, r: np.random.Generator):
+        eta = mu + r.standard_normal((n, len(mu))) @ chol.T
+        return expit(eta), topic[r.integers(0, len(topic), n)]
+
+    return sample
 
 
 def _even(N: int, size: int) -> np.ndarray:
@@ -254,7 +279,8 @@ def audit(
         :func:`capfront.debias.classes.fit_pgm`); the refits keep the number
         chosen on the data.
     worlds : which of ``WORLDS`` to simulate (default ``DEFAULT_WORLDS``:
-        ``latent`` and, when AIC picks more than one class, ``classes``).
+        ``latent``, ``posterior`` and, when AIC picks more than one class,
+        ``classes``; ``correlated`` and ``resampled`` when named).
     sim_prompts : prompts per simulated data set (default ``min(N, 2000)``; the
         errors' spread around their mean is rescaled to ``N``).
     correct : quote ``estimate - mean bias over the passing worlds``.
@@ -401,6 +427,8 @@ def audit(
         from .posterior_world import posterior_sampler
 
         samplers["posterior"] = posterior_sampler(pfit, S, G, rows_sim)
+    if "correlated" in worlds:
+        samplers["correlated"] = correlated_sampler(S, G, topic, backend)
     names_w = list(samplers)
 
     def population_oracle(sample, r: np.random.Generator, own_draws=False) -> float:
