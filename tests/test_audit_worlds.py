@@ -160,8 +160,8 @@ def test_correlated_world_samples_the_fitted_covariance():
     S, G = _correlated_counts(3)
     Gm = np.full(S.shape, G)
     topic = np.arange(S.shape[0]) % 3
-    sample = correlated_sampler(S, Gm, topic, None)
     fit = fit_correlated(S, Gm)
+    sample = correlated_sampler(fit, topic)
     p, tp = sample(200_000, np.random.default_rng(0))
     eta = np.log(p / (1 - p))
     np.testing.assert_allclose(eta.mean(axis=0), fit.mu, atol=0.02)

@@ -191,3 +191,16 @@ def test_bad_options():
             fit_correlated(S, G, **kw)
     with pytest.raises(ValueError, match="unknown backend"):
         fit_correlated(S, G, backend="fortran")
+
+
+def test_warm_start_from_a_fit():
+    """``init=``: the EM starts at the fit (no Laplace start) and, on the same
+    data, stays where the cold fit ended to within its Monte Carlo error."""
+    S, G = _small()
+    cold = fit_correlated(S, G)
+    warm = fit_correlated(S, G, init=cold, iterations=3)
+    assert warm.iterations == 3  # one SQUAREM cycle
+    assert abs(warm.value - cold.value) < 0.01
+    assert abs(warm.loglik - cold.loglik) < 0.01 * abs(cold.loglik)
+    with pytest.raises(ValueError, match="init is a fit of 4 models"):
+        fit_correlated(S[:, :3], G[:, :3], init=cold)

@@ -260,6 +260,7 @@ def fit_correlated(
     df: float = DF,
     seed: int = 0,
     backend: str | None = None,
+    init: CorrelatedFit | None = None,
 ) -> CorrelatedFit:
     """Fit ``eta_n ~ N(mu, Sigma)``, ``S_nl ~ Binomial(G_nl, expit(eta_nl))`` by
     Monte Carlo EM (the module docstring has the algorithm).
@@ -271,7 +272,8 @@ def fit_correlated(
     draws : importance draws per prompt in the EM iterations (rounded up to twice
         a power of two; ``0``: Laplace moments only, biased at small ``G``).
     final_draws : draws per prompt of the final E-step on all prompts.
-    iterations : importance-sampled E-steps at most.
+    iterations : importance-sampled E-steps on the subsample: SQUAREM cycles
+        (three E-steps each) run while they fit in ``iterations + 1``.
     laplace_iterations : Laplace-moment EM iterations run first.
     subsample : prompts (evenly spaced) the EM is fitted on; ``0``: all.
     tol, patience : stop once the best log-likelihood per prompt has risen by
@@ -280,6 +282,9 @@ def fit_correlated(
     df : the proposal's Student t degrees of freedom (``inf``: normal).
     seed : the Sobol scrambling.
     backend : ``"cpp"``, ``"numba"`` or ``"numpy"`` (default: the fastest).
+    init : a fit (of the same models) to start the EM from instead of the
+        Laplace-moment start (``laplace_iterations`` are then skipped): the
+        audit's refits of simulated data sets.
     """
     S, G = _counts(successes, n_draws)
     N, L = S.shape
@@ -301,6 +306,14 @@ def fit_correlated(
         raise ValueError(f"tol must be >= 0, got {tol!r}")
     estep = dispatch("correlated_estep", backend)
     m_all, mu, Sig = _start(S, G)
+    if init is not None:
+        if np.shape(init.mu) != (L,):
+            raise ValueError(
+                f"init is a fit of {np.shape(init.mu)[0]} models, the data have {L}"
+            )
+        mu = np.array(init.mu, dtype=np.float64)
+        Sig = np.array(init.Sigma, dtype=np.float64)
+        laplace_iterations = 0
     if subsample and N > subsample:
         idx = np.unique(np.linspace(0, N - 1, int(subsample)).round().astype(np.int64))
         Ss, Gs, m = S[idx], G[idx], m_all[idx]
@@ -439,6 +452,7 @@ OPTIONS = (
     "inflate",
     "df",
     "seed",
+    "init",
 )
 
 
@@ -449,7 +463,13 @@ def correlated_decomposition(
     ``finalize`` the identity): ``value = mean_n`` of them under the fitted
     ``(mu, Sigma)`` (held fixed by a prompt bootstrap). Diagnostics: ``fit``
     (:class:`CorrelatedFit`), ``linear``."""
-    fit = fit_correlated(successes, n_draws, backend=backend, **options)
+    return fit_decomposition(
+        fit_correlated(successes, n_draws, backend=backend, **options)
+    )
+
+
+def fit_decomposition(fit: CorrelatedFit) -> Decomposition:
+    """:func:`correlated_decomposition` of a fit already made."""
     return Decomposition(
         fit.posterior_max[:, None],
         lambda v: float(v[0]),
