@@ -15,6 +15,14 @@ COUNT_METHODS = ("bootstrap_bc", "pgm", "crossfit", "jackknife", "extrapolation"
 ROW_BLOCK = 65_536
 
 
+def even_rows(N: int, size: int) -> np.ndarray:
+    """Evenly spaced prompt indices, ``min(N, size)`` of them (all when
+    ``N <= size``): the subsamples the fits and the audit run on."""
+    if N <= size:
+        return np.arange(N)
+    return np.unique(np.linspace(0, N - 1, size).round().astype(np.int64))
+
+
 def row_blocks(n: int) -> list[slice]:
     """Consecutive slices of ``ROW_BLOCK`` prompts covering ``range(n)``."""
     b = ROW_BLOCK

@@ -74,7 +74,7 @@ from scipy.special import expit
 
 from .._backend import get_num_threads
 from ..results import EvalResults
-from ._input import check_counts, counts, min_draws, topic_codes
+from ._input import check_counts, counts, even_rows, min_draws, topic_codes
 
 # the result, its interval rule and quote live in their own module (many_draws
 # builds results too); they stay importable from here
@@ -174,12 +174,6 @@ def correlated_sampler(f, topic: np.ndarray):
         return expit(eta), topic[r.integers(0, len(topic), n)]
 
     return sample
-
-
-def _even(N: int, size: int) -> np.ndarray:
-    if N <= size:
-        return np.arange(N)
-    return np.unique(np.linspace(0, N - 1, size).round().astype(np.int64))
 
 
 class _Inline:
@@ -393,7 +387,7 @@ def audit(
     if n_sim_p < 2:
         raise ValueError("sim_prompts must be >= 2")
     shrink = float(np.sqrt(n_sim_p / N))
-    rows_sim = _even(N, n_sim_p)
+    rows_sim = even_rows(N, n_sim_p)
     Gs = G[rows_sim]
     obs = Gs > 0
     obs_all = G > 0
@@ -759,7 +753,7 @@ def _sensitivity_plan(S, G, topic, pfit, names, backend, size: int = SIM_PROMPTS
     K = int(pfit.n_classes)
     fam = pfit.family
     others = [f for f in FAMILIES if f != fam]
-    sub = _even(N, size)
+    sub = even_rows(N, size)
     S_, G_ = S[sub], G[sub]
     t_ = None if topic is None else np.asarray(topic)[sub]
     kw = dict(backend=backend, topics=names)

@@ -53,8 +53,8 @@ from scipy.cluster.vq import kmeans2
 from .._backend import resolve_backend
 from .._kernels import dispatch
 from .._kernels.latent import block_rows
+from ._input import even_rows, row_blocks
 from ._input import n_cells as count_cells
-from ._input import row_blocks
 from .latent import (
     D_GRID,
     FAMILIES,
@@ -325,13 +325,6 @@ def _class_weights(r, topic, T, counts_t) -> np.ndarray:
     return pi / pi.sum(axis=1, keepdims=True)
 
 
-def _even(N: int, size: int) -> np.ndarray:
-    """Evenly spaced prompt indices, ``min(N, size)`` of them."""
-    if N <= size:
-        return np.arange(N)
-    return np.unique(np.linspace(0, N - 1, size).round().astype(np.int64))
-
-
 def _select(S, G, topic, ks, max_iter, kw, base=None, workers=1):
     """AIC of the candidate numbers of classes and their fits: ``(aic, fits)``;
     ``base``: the one-class fit of the same prompts and options, when already
@@ -397,7 +390,7 @@ def choose_family(
     (:func:`~capfront.debias.latent.fit_t_df`, warm from it): a t that loses at
     3 degrees of freedom is not chosen, as before they were fitted, and costs
     one fit."""
-    sel = _even(S.shape[0], SELECT_SIZE)
+    sel = even_rows(S.shape[0], SELECT_SIZE)
     t_sel = None if topic is None else np.asarray(topic)[sel]
     kw = dict(scale=scale, tol=max(tol, SELECT_TOL), backend=backend, topics=topics)
     kw["max_iter"] = max_iter
@@ -517,7 +510,7 @@ def fit_pgm(
     # K is chosen on an evenly spaced subsample of SELECT_SIZE prompts (BIC's
     # differences between candidates there are hundreds of nats), with a looser
     # EM tolerance
-    sel = _even(N, SELECT_SIZE)
+    sel = even_rows(N, SELECT_SIZE)
     if sel_fit is None and _same_base(select_base, family, kw["t_df"], len(sel)):
         sel_fit = select_base  # (choose_family's: the same prompts and options)
     aic, fits = _select(
@@ -543,7 +536,7 @@ def fit_pgm(
     else:
         # the chosen K on all prompts (a subsample above SUBSAMPLE_ABOVE: the
         # hyperparameters are global), warm-started at the selection fit
-        sub = _even(N, SUBSAMPLE_SIZE) if N > SUBSAMPLE_ABOVE else np.arange(N)
+        sub = even_rows(N, SUBSAMPLE_SIZE) if N > SUBSAMPLE_ABOVE else np.arange(N)
         out = fit_classes(
             S[sub], G[sub], t_all[sub], best, init=fits[best], max_iter=max_iter, **kw
         )

@@ -69,6 +69,7 @@ from scipy.special import gammaincinv, gammaln, ndtri
 from scipy.stats import qmc
 
 from .._kernels import dispatch
+from ._input import even_rows
 from .result import Decomposition
 
 __all__ = [
@@ -315,7 +316,7 @@ def fit_correlated(
         Sig = np.array(init.Sigma, dtype=np.float64)
         laplace_iterations = 0
     if subsample and N > subsample:
-        idx = np.unique(np.linspace(0, N - 1, int(subsample)).round().astype(np.int64))
+        idx = even_rows(N, int(subsample))
         Ss, Gs, m = S[idx], G[idx], m_all[idx]
     else:
         Ss, Gs, m = S, G, m_all.copy()
