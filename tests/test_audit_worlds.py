@@ -187,3 +187,57 @@ def test_audit_with_the_correlated_world_and_method():
     assert np.isfinite(a.table.loc["correlated", "bias"])
     with pytest.raises(ValueError, match="worlds must be"):
         cf.audit(res, n_sims=2, worlds=("correlated_typo",))
+
+
+def test_auto_scores_the_correlated_model_where_the_data_prefer_it():
+    """``correlated="auto"``: fitted to the data; its world is simulated and its
+    method scored (as pgm's rival too) only when its AIC beats pgm's and its
+    world is among those refitted to; ``False`` leaves it out."""
+    S, G = _correlated_counts(5, N=500, L=4, G=8)
+    res = cf.EvalResults.from_counts(S, G)
+    a = cf.audit(res, n_sims=4, seed=0)
+    info = a.correlated
+    assert info is not None and info["aic_prompts"] == 500
+    assert info["preferred"] == (info["aic_difference"] < 0)
+    # a covariance with a shared factor: the correlated model wins by AIC
+    assert info["preferred"]
+    assert "correlated" in a.world_weights
+    refitted = [w for w, v in a.world_weights.items() if v > 0]
+    assert info["scored"] == ("correlated" in refitted)
+    if info["scored"]:
+        assert "correlated" in a.table.index
+        assert "correlated" in set(a.sensitivity["family"])
+        d = a.data_estimates["value"]["correlated"]
+        from capfront.debias.correlated import fit_correlated
+
+        assert d == pytest.approx(fit_correlated(S, np.full(S.shape, G)).value)
+    off = cf.audit(res, n_sims=4, seed=0, correlated=False)
+    assert off.correlated is None and "correlated" not in off.world_weights
+    assert "correlated" not in off.table.index
+    assert "correlated" not in set(off.sensitivity["family"])
+    with pytest.raises(ValueError, match="correlated must be"):
+        cf.audit(res, n_sims=2, correlated="yes")
+    with pytest.raises(ValueError, match="correlated_sims"):
+        cf.audit(res, n_sims=2, correlated_sims=1)
+
+
+def test_models_are_refitted_only_in_worlds_that_pass_the_checks():
+    """pgm (and the correlated model) are refitted only to the data sets of the
+    worlds that pass the checks, or of the nearest world when none passes; the
+    cheap methods are scored in every world."""
+    from capfront.debias.audit import _worst_z
+
+    for res in (_unlabelled(800, 6, 10, seed=3), _unlabelled(1500, 8, 10, seed=2)):
+        a = cf.audit(res, n_sims=6, seed=1, correlated=False)
+        wt = a.world_table["n_sims"]
+        passing = [w for w, v in a.world_weights.items() if v > 0]
+        if not passing:
+            rows = a.checks.to_dict("records")
+            passing = [min(a.world_weights, key=lambda w: _worst_z(rows, w))]
+        for w in a.world_weights:
+            assert wt[(w, "naive")] == 6
+            assert wt[(w, "pgm")] == (6 if w in passing else 0)
+            if w not in passing:
+                assert np.isnan(a.world_table.loc[(w, "pgm"), "bias"])
+        # the table's pgm row is made of the refitted worlds only
+        assert a.table.loc["pgm", "worst_world"] in passing

@@ -123,6 +123,12 @@ MIX_MIN_ICC = 0.01
 # sampling SD scales as N^-1/2)
 SIM_PROMPTS = 2000
 DEFAULT_SIMS = 20
+# the models refitted to simulated data sets (only those of the worlds that pass
+# the checks); the other methods are scored on every simulated data set
+REFITTED = ("pgm", "correlated")
+# simulated data sets per passing world the correlated model is refitted to (from
+# scratch: 1-3 s each at 2,000 prompts)
+CORRELATED_SIMS = 10
 
 
 def _cols(rows: np.ndarray, sizes: np.ndarray, want) -> np.ndarray:
@@ -209,13 +215,24 @@ EXTRAPOLATION_MAX_G = 100
 
 def _world_summary(err, err_pop, est, se, truth, truth_pops, z, shrink):
     """Error summaries of one method in one world; ``shrink = sqrt(N_sim / N)``
-    rescales the errors' spread around their mean to the data's N."""
+    rescales the errors' spread around their mean to the data's N. A method
+    not scored in the world (no simulations) has NaN summaries."""
+    if not len(err):
+        nan = float("nan")
+        keys = ("bias", "sd", "rmse", "rmse_population", "coverage")
+        return {"_n": 0, **dict.fromkeys(keys, nan)} | {
+            "coverage_prompts": nan,
+            "mean_se": nan,
+            "_err": err,
+            "_err_pop": err_pop,
+        }
     b = float(err.mean())
     e = b + (err - b) * shrink
     bp = float(err_pop.mean())
     ep = bp + (err_pop - bp) * shrink
     s = se * shrink
     return {
+        "_n": len(err),
         "bias": b,
         "sd": float(e.std(ddof=1)) if len(e) > 1 else 0.0,
         "rmse": float(np.sqrt((e**2).mean())),
@@ -246,6 +263,8 @@ def audit(
     sim_prompts: int | None = None,
     correct: bool = False,
     sensitivity: bool = True,
+    correlated: bool | str = "auto",
+    correlated_sims: int | None = None,
 ) -> AuditResult:
     """Simulate data like ``results`` from several fitted worlds, check which look
     like the data, and score every oracle estimator against the known truth.
@@ -279,6 +298,16 @@ def audit(
         other cell-effect family (:func:`model_sensitivity`); the largest change
         of the estimate widens ``pgm``'s quoted interval when it exceeds the
         bias the worlds measured.
+    correlated : ``"auto"``: fit the correlated logit-normal
+        (:mod:`capfront.debias.correlated`) to the data, and when its AIC is
+        below ``pgm``'s, add its world (``"correlated"``) and its method (scored
+        beside ``pgm``) and count its estimate as a rival model of ``pgm``'s
+        (``sensitivity``); ``True``: add them whatever the AIC; ``False``: never
+        (unless named in ``worlds`` or ``methods``). ``AuditResult.correlated``
+        has the comparison.
+    correlated_sims : simulated data sets per passing world on which the
+        correlated model is refitted (from scratch, ~1-3 s each at 2,000 prompts;
+        default ``min(n_sims, CORRELATED_SIMS)``).
     pgm_max_iter, pgm_tol : EM iterations / tolerance of the refits.
     n_workers : simulations run at the same time in threads (default: the number
         of kernel threads); every simulation has its own random stream, so the
@@ -309,6 +338,17 @@ def audit(
     g = min_draws(G)
     if g < 2:
         raise ValueError("audit needs at least 2 generations per cell")
+    if correlated not in (True, False, "auto"):
+        raise ValueError(
+            f"correlated must be 'auto', True or False, got {correlated!r}"
+        )
+    if correlated_sims is not None and (
+        isinstance(correlated_sims, bool) or int(correlated_sims) < 2
+    ):
+        raise ValueError(f"correlated_sims must be >= 2, got {correlated_sims!r}")
+    # "auto" adds the correlated world / method only where the caller left the
+    # worlds / methods to the defaults
+    add_world, add_method = worlds is None, methods is None
     if methods is None:
         methods = tuple(
             m
@@ -418,13 +458,14 @@ def audit(
         from .posterior_world import posterior_sampler
 
         samplers["posterior"] = posterior_sampler(pfit, S, G, rows_sim)
-    cfit = None  # the correlated logit-normal fitted to the data
-    if "correlated" in worlds or "correlated" in methods:
-        from .correlated import fit_correlated
-
-        cfit = fit_correlated(S, G, backend=backend)
-    if "correlated" in worlds:
-        samplers["correlated"] = correlated_sampler(cfit, topic)
+    # the correlated logit-normal: fitted to the data (in the pool below) when
+    # named or when "auto" may add it (its AIC against pgm's needs the counts
+    # pgm was fitted to: not the coarsened ones)
+    named_corr = "correlated" in worlds or "correlated" in methods
+    want_cfit = named_corr or (
+        correlated is not False and "pgm" in methods and coarse is None
+    )
+    cfit = None
     names_w = list(samplers)
 
     def population_oracle(sample, r: np.random.Generator, own_draws=False) -> float:
@@ -441,12 +482,15 @@ def audit(
     # (population, one per simulation, the family draws); each other world its own
     n = int(n_sims)
     streams = {}
-    jobs = []
     # each world's population oracle (its own stream: computed in the pool
     # below, beside the simulations): () -> (per simulation (n,), the first)
     pop_tasks = {}
     other = np.zeros(n, bool)
-    for wi, w in enumerate(names_w):
+
+    def world_jobs(wi: int, w: str) -> list[tuple[str, int]]:
+        """Set up world ``w`` (index ``wi``: its random streams) and return its
+        simulation jobs."""
+        nonlocal other
         if w == "latent":
             ss = np.random.SeedSequence(int(seed)).spawn(n + 2)
             w_alt = 0.0 if alt is None else family_weights[alt.family]
@@ -472,7 +516,9 @@ def audit(
 
             pop_tasks[w] = pop_world
             streams[w] = ss[1:]
-        jobs += [(w, i) for i in range(n)]
+        return [(w, i) for i in range(n)]
+
+    jobs = [j for wi, w in enumerate(names_w) for j in world_jobs(wi, w)]
 
     curve_methods = [m for m in methods if m in ("jackknife", "extrapolation")]
     sizes = np.unique(
@@ -482,12 +528,25 @@ def audit(
         )
     ).astype(np.int64)
     sizes = sizes[sizes >= 1]
-    est = {w: {m: np.empty(n) for m in methods} for w in names_w}
-    ses = {w: {m: np.empty(n) for m in methods} for w in names_w}
-    truth = {w: np.empty(n) for w in names_w}
-    sim_stats = {w: np.empty((n, len(CHECKS))) for w in names_w}
+    cheap = [m for m in methods if m not in REFITTED]
+    est: dict = {}
+    ses: dict = {}
+    truth: dict = {}
+    sim_stats: dict = {}
+    sims: dict = {}  # world -> simulation -> (S, G, topic) for the refits
 
-    def one(job) -> None:
+    def add_arrays(w: str, ms) -> None:
+        for d in (est, ses):
+            d.setdefault(w, {}).update({m: np.full(n, np.nan) for m in ms})
+
+    for w in names_w:
+        add_arrays(w, methods)
+        truth[w], sim_stats[w] = np.empty(n), np.empty((n, len(CHECKS)))
+        sims[w] = [None] * n
+
+    def simulate(job) -> None:
+        """Draw one data set of world ``w``; its checks and the methods that
+        are not refitted."""
         w, i = job
         r = np.random.default_rng(streams[w][i])
         Gw, obs_w = Gs, obs
@@ -504,31 +563,9 @@ def audit(
         Si, Gi = check_counts(Si, Gw)
         rows_c = curve_rows(Si, Gi, sizes, backend)
         sim_stats[w][i] = check_statistics(Si, Gi, rows_c, sizes)
-        for m in methods:
-            if m == "pgm":
-                from .classes import pgm_decomposition
-
-                dec = pgm_decomposition(
-                    Si,
-                    Gi,
-                    tp,
-                    family=family,
-                    backend=backend,
-                    init=pfit,
-                    max_iter=int(pgm_max_iter),
-                    tol=float(pgm_tol),
-                    min_resp=AUDIT_MIN_RESP,
-                    class_min_resp=AUDIT_CLASS_MIN_RESP,
-                )
-            elif m == "correlated":
-                from .correlated import correlated_decomposition
-
-                # from scratch, not warm-started at the data's fit: in the
-                # correlated world that fit is the truth, and refits started
-                # there (one SQUAREM cycle) measured a bias of 1e-7 points where
-                # from-scratch fits measure 0.05 (lowrank_3, L = 12, G = 20)
-                dec = correlated_decomposition(Si, Gi, backend=backend)
-            elif m == "jackknife":
+        sims[w][i] = (Si, Gi, tp)
+        for m in cheap:
+            if m == "jackknife":
                 dec = jackknife_decomposition(
                     Si, Gi, backend=backend, rows=_cols(rows_c, sizes, [g - 1, g])
                 )
@@ -539,6 +576,36 @@ def audit(
                 dec = decompose_counts(Si, Gi, m, backend=backend)
             est[w][m][i] = dec.estimate()
             ses[w][m][i] = dec.standard_error()
+
+    def refit(job) -> None:
+        """Refit model ``m`` to simulated data set ``i`` of world ``w``."""
+        w, i, m = job
+        Si, Gi, tp = sims[w][i]
+        if m == "pgm":
+            from .classes import pgm_decomposition
+
+            dec = pgm_decomposition(
+                Si,
+                Gi,
+                tp,
+                family=family,
+                backend=backend,
+                init=pfit,
+                max_iter=int(pgm_max_iter),
+                tol=float(pgm_tol),
+                min_resp=AUDIT_MIN_RESP,
+                class_min_resp=AUDIT_CLASS_MIN_RESP,
+            )
+        else:
+            from .correlated import correlated_decomposition
+
+            # from scratch, not warm-started at the data's fit: in the
+            # correlated world that fit is the truth, and refits started
+            # there (one SQUAREM cycle) measured a bias of 1e-7 points where
+            # from-scratch fits measure 0.05 (lowrank_3, L = 12, G = 20)
+            dec = correlated_decomposition(Si, Gi, backend=backend)
+        est[w][m][i] = dec.estimate()
+        ses[w][m][i] = dec.standard_error()
 
     # the rival models' fits (model_sensitivity) and the data's pgm estimate
     # run in the same pool as the simulations, first (the longest tasks)
@@ -555,14 +622,100 @@ def audit(
     def data_pgm():
         return posterior_max(pfit_data, backend, cell_means=False)[0]
 
-    workers = max(1, min(n_par, len(jobs)))
+    # the curve at the checks' sizes only (each size's column is computed on
+    # its own: the same values as those columns of the full curve): (N, 3)
+    # float64, not (N, len(sizes)) (960 MB at N = 1e7, G = 20)
+    cs = check_sizes(g)
+    corr_info = None
+    workers = max(1, min(n_par, len(jobs) + n * want_cfit))
+    sub = even_rows(N, SIM_PROMPTS)  # the rival fits' prompts
     with _pool(workers) as pool:
+        if want_cfit:
+            from .correlated import fit_correlated
+
+            # on the rival fits' prompts (an evenly spaced 2,000 of larger data:
+            # an AIC of as many prompts as the simulated data sets have, so the
+            # choice does not drift with N, and a fit as cheap); on all prompts
+            # below, when its method is scored
+            cfit_fut = pool.submit(fit_correlated, S[sub], G[sub], backend=backend)
         sens_futs = [] if sens_plan is None else [
             pool.submit(sens_plan[0], k, f) for k, f in sens_plan[1]
         ]  # fmt: skip
         pgm_fut = pool.submit(data_pgm) if "pgm" in methods and short is None else None
         pop_futs = {w: pool.submit(task) for w, task in pop_tasks.items()}
-        for fut in [pool.submit(one, job) for job in jobs]:
+        sim_futs = [pool.submit(simulate, job) for job in jobs]
+        data_stats = check_statistics(S, G, curve_rows(S, G, cs, backend), cs)
+        use = False
+        if want_cfit:
+            cfit = cfit_fut.result()
+            if sens_futs:  # against the fitted model refitted to those prompts
+                _, ll0, np0 = sens_futs[0].result()
+            else:
+                ll0 = float(pfit.loglik) * len(sub) / N
+                np0 = int(pfit.n_params)
+            d_aic = 2.0 * (cfit.n_params - np0) - 2.0 * (cfit.loglik - ll0)
+            use = correlated is True or (correlated == "auto" and d_aic < 0)
+            corr_info = {
+                "aic_difference": float(d_aic),
+                "aic_prompts": len(sub),
+                "estimate_fit_prompts": float(cfit.value),
+                "preferred": bool(d_aic < 0),
+                "scored": False,
+            }
+            if (use and add_world or "correlated" in worlds) and (
+                "correlated" not in samplers
+            ):
+                samplers["correlated"] = correlated_sampler(cfit, topic)
+                w = "correlated"
+                add_arrays(w, methods)
+                truth[w], sim_stats[w] = np.empty(n), np.empty((n, len(CHECKS)))
+                sims[w] = [None] * n
+                new = world_jobs(len(names_w), w)
+                names_w.append(w)
+                pop_futs[w] = pool.submit(pop_tasks[w])
+                sim_futs += [pool.submit(simulate, job) for job in new]
+        for fut in sim_futs:
+            fut.result()
+        # the checks decide which worlds' data sets the models are refitted
+        # to: a world that fails them gets weight 0, so its refits would only
+        # fill the world table
+        weights, check_rows = _weights(names_w, data_stats, sim_stats, shrink, N, n)
+        # when none passes, the world nearest to passing (smallest largest
+        # |z|) stands in: the untrusted audit quotes the bracket, around the
+        # estimate of the method that world scores best
+        passing = [w for w in names_w if weights[w] > 0] or [
+            min(names_w, key=lambda w: _worst_z(check_rows, w))
+        ]
+        # "auto" scores the correlated model where the data prefer it (AIC)
+        # and its own world is among those refitted to: where its world fails
+        # the checks while others pass, its refits would measure its error in
+        # worlds that are not its own, at 1-3 s each, and the data have said
+        # the model misses something
+        if (
+            use
+            and add_method
+            and "correlated" not in methods
+            and "correlated" in passing
+        ):
+            methods = (*methods, "correlated")
+            for w in names_w:
+                add_arrays(w, ["correlated"])
+        if "correlated" in methods:
+            corr_info["scored"] = True
+            cdata_fut = (
+                pool.submit(fit_correlated, S, G, backend=backend)
+                if N > len(sub)
+                else None
+            )
+        n_corr = min(
+            n, CORRELATED_SIMS if correlated_sims is None else int(correlated_sims)
+        )
+        refits = [(w, i, "pgm") for w in passing for i in range(n)] * (
+            "pgm" in methods
+        ) + [(w, i, "correlated") for w in passing for i in range(n_corr)] * (
+            "correlated" in methods
+        )
+        for fut in [pool.submit(refit, job) for job in refits]:
             fut.result()
         truth_pops = {w: f.result()[0] for w, f in pop_futs.items()}
         # the latent world's population oracle under its fit (else the first
@@ -570,6 +723,8 @@ def audit(
         truth_pop0 = float(pop_futs[names_w[0]].result()[1])
         sens_res = [f.result() for f in sens_futs]
         e1 = None if pgm_fut is None else pgm_fut.result()
+        if "correlated" in methods and cdata_fut is not None:
+            cfit = cdata_fut.result()
     if pgm_fut is not None:
         pfit.class_resp, pfit.resp = pfit_data.class_resp, pfit_data.resp
 
@@ -590,61 +745,49 @@ def audit(
         else:
             dec = decompose_counts(S, G, m, backend=backend)
             data_est[m], data_se[m] = dec.estimate(), dec.standard_error()
-    # the curve at the checks' sizes only (each size's column is computed on
-    # its own: the same values as those columns of the full curve): (N, 3)
-    # float64, not (N, len(sizes)) (960 MB at N = 1e7, G = 20)
-    cs = check_sizes(g)
-    data_stats = check_statistics(S, G, curve_rows(S, G, cs, backend), cs)
-
-    check_rows = []
-    weights = {}
-    for w in names_w:
-        mean, sd, zz = z_scores(data_stats, sim_stats[w], shrink, N)
-        ok = np.abs(zz) <= Z_PASS
-        if n < MIN_SIMS_TO_FAIL:
-            ok[:] = True
-        weights[w] = 1.0 if ok.all() else 0.0
-        for c, name in enumerate(CHECKS):
-            check_rows.append(
-                {
-                    "check": name,
-                    "world": w,
-                    "statistic": name,
-                    "data": float(data_stats[c]),
-                    "sim_mean": float(mean[c]),
-                    "sim_sd": float(sd[c]),
-                    "z": float(zz[c]),
-                    "passed": bool(ok[c]),
-                }
-            )
     checks_df = pd.DataFrame(check_rows)
     trusted = any(v > 0 for v in weights.values())
-    passing = [w for w in names_w if weights[w] > 0] or names_w
 
     wrows = []
     summ = {}
     for w in names_w:
         for m in methods:
+            k = np.isfinite(est[w][m])  # the simulations it was scored on
             s_ = _world_summary(
-                est[w][m] - truth[w],
-                est[w][m] - truth_pops[w],
-                est[w][m],
-                ses[w][m],
-                truth[w],
-                truth_pops[w],
+                est[w][m][k] - truth[w][k],
+                est[w][m][k] - truth_pops[w][k],
+                est[w][m][k],
+                ses[w][m][k],
+                truth[w][k],
+                truth_pops[w][k],
                 z,
                 shrink,
             )
             summ[(w, m)] = s_
             wrows.append(
-                {"world": w, "method": m, "n_sims": n}
+                {"world": w, "method": m, "n_sims": int(k.sum())}
                 | {k: v for k, v in s_.items() if not k.startswith("_")}
             )
     world_table = pd.DataFrame(wrows).set_index(["world", "method"])
-    sens = None if sens_plan is None else _sensitivity_table(sens_plan[1], sens_res)
+    sens_models = [] if sens_plan is None else list(sens_plan[1])
+    if sens_plan is not None and corr_info is not None and corr_info["scored"]:
+        # the correlated model, scored (the data prefer it and its world
+        # reproduced the checks), is a rival of pgm's: its estimate on the same
+        # prompts as the other rivals'
+        post = np.ravel(cfit.posterior_max)
+        ll_c = np.asarray(cfit.prompt_loglik)
+        if len(post) > len(sub):
+            post, ll_c = post[sub], ll_c[sub]
+        sens_models.append((0, "correlated"))
+        sens_res.append((float(post.mean()), float(ll_c.sum()), int(cfit.n_params)))
+    sens = None if sens_plan is None else _sensitivity_table(sens_models, sens_res)
     rows_out = []
     for m in methods:
-        parts = [summ[(w, m)] for w in passing]
+        scored = [w for w in passing if summ[(w, m)]["_n"] > 0]
+        parts = [summ[(w, m)] for w in scored]
+        if not parts:  # not scored where it counts: it cannot be recommended
+            rows_out.append({"method": m})
+            continue
         bias = float(np.mean([p_["bias"] for p_ in parts]))
         err = np.concatenate([p_["_err"] for p_ in parts])
         err_pop = np.concatenate([p_["_err_pop"] for p_ in parts])
@@ -678,7 +821,7 @@ def audit(
                     ).mean()
                 ),
                 "interval_coverage_population": _crossfit_coverage(err_pop, z),
-                "worst_world": max(passing, key=lambda w: summ[(w, m)]["rmse"]),
+                "worst_world": max(scored, key=lambda w: summ[(w, m)]["rmse"]),
             }
         )
     table = pd.DataFrame(rows_out).set_index("method")
@@ -706,6 +849,7 @@ def audit(
         data_estimates={"value": data_est, "se": data_se},
         latent_classes=int(pfit.n_classes),
         sensitivity=sens,
+        correlated=corr_info,
     )
     out.note = _note(out, passing)
     out.quoted = quote(out)
@@ -812,11 +956,47 @@ def _latent_estimates(est, ses, truth, truth_pops, other, names_w) -> dict:
     }
 
 
+def _weights(names_w, data_stats, sim_stats, shrink, N, n):
+    """Each world's weight (1: every check within ``Z_PASS``; 0) and the check
+    rows of ``AuditResult.checks``."""
+    rows = []
+    weights = {}
+    for w in names_w:
+        mean, sd, zz = z_scores(data_stats, sim_stats[w], shrink, N)
+        ok = np.abs(zz) <= Z_PASS
+        if n < MIN_SIMS_TO_FAIL:
+            ok[:] = True
+        weights[w] = 1.0 if ok.all() else 0.0
+        for c, name in enumerate(CHECKS):
+            rows.append(
+                {
+                    "check": name,
+                    "world": w,
+                    "statistic": name,
+                    "data": float(data_stats[c]),
+                    "sim_mean": float(mean[c]),
+                    "sim_sd": float(sd[c]),
+                    "z": float(zz[c]),
+                    "passed": bool(ok[c]),
+                }
+            )
+    return weights, rows
+
+
+def _worst_z(check_rows: list[dict], w: str) -> float:
+    """The largest ``|z|`` of world ``w``'s checks (NaN counts as infinite)."""
+    zs = [abs(r["z"]) for r in check_rows if r["world"] == w]
+    return max((z if np.isfinite(z) else np.inf) for z in zs) if zs else np.inf
+
+
 def _note(a: AuditResult, passing: list[str]) -> str:
     failed = [w for w, v in a.world_weights.items() if v == 0]
     s = f"simulated worlds: {', '.join(a.world_weights)}"
     if failed:
         s += f"; failed the data checks: {', '.join(failed)}"
     if not a.trusted:
-        s += "; no world reproduced the data's checks: the audit is not trusted"
+        s += (
+            "; no world reproduced the data's checks: the audit is not trusted "
+            f"(the method is the one {passing[0]}, the nearest world, scored best)"
+        )
     return s

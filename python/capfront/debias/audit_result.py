@@ -48,6 +48,13 @@ class AuditResult(ResultProtocol):
     recommended : the method with the smallest worst-case RMSE (never ``naive``).
     corrected : whether the quoted value subtracts the audit's measured bias.
     bracket : ``(crossfit, naive)`` estimates on the data.
+    correlated : the correlated logit-normal's comparison with ``pgm`` on the
+        data, or ``None`` when it was not fitted: ``aic_difference`` (its AIC
+        minus ``pgm``'s, both fitted to the same ``aic_prompts`` prompts, an
+        evenly spaced 2,000 of larger data), ``estimate_fit_prompts`` (its
+        estimate there), ``preferred`` (the AIC difference is negative) and
+        ``scored`` (its method was scored: preferred and its world among the
+        worlds refitted to).
     quoted : :func:`quote`'s ``value``, ``ci``, ``level``, ``method``, ``raw``,
         ``how`` (plain words); ``shortcut`` when no world was simulated
         (``n_sims == 0``, :mod:`capfront.debias.many_draws`).
@@ -74,6 +81,7 @@ class AuditResult(ResultProtocol):
     data_estimates: dict = field(default_factory=dict, repr=False)
     latent_classes: int = 1
     sensitivity: pd.DataFrame | None = None
+    correlated: dict | None = None
 
     @property
     def value(self) -> float:
