@@ -407,6 +407,11 @@ def test_audit_verdict_is_rendered(small, monkeypatch):
     audit = rep.data["debiased_oracle"]["audit"]
     assert audit["trusted"] is False and audit["bracket"] == [0.61, 0.72]
     assert audit["checks"][1] == {"check": "coverage", "passed": False}
+    # the correlated model's comparison with pgm (None when it was not fitted)
+    assert "correlated" in audit
+    assert audit["correlated"] is None or isinstance(
+        audit["correlated"]["aic_difference"], float
+    )
     text = rendered(rep)
     assert "checks did not all pass" in text
     assert (

@@ -401,6 +401,8 @@ def _run_audit(
         "trusted": jsonable(audit.trusted),
         "bracket": jsonable(audit.bracket),
         "checks": jsonable(audit.checks),
+        # the correlated logit-normal against pgm (AIC; whether it was scored)
+        "correlated": jsonable(audit.correlated),
     }
     rep.objects["audit"] = audit
     return audit

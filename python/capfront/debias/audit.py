@@ -3,9 +3,12 @@
 A simulated *world* is a way of drawing prompts' true success probabilities
 ``p[n, l]`` fitted to the data. The audit draws ``n_sims`` data sets of the data's
 shape (models, draws per cell, missing cells, topic mix) from each of several worlds,
-runs every estimator on each (``pgm`` refitted, warm-started at its fit on the
-data), and compares it with the known truth: the simulated prompts' own oracle
-``mean_n max_l p[n, l]`` (and the world's population oracle).
+runs every estimator on each, and compares it with the known truth: the simulated
+prompts' own oracle ``mean_n max_l p[n, l]`` (and the world's population oracle).
+The fitted models (``REFITTED``: ``pgm``, warm-started at its fit on the data, and
+the correlated model, from scratch) are refitted only to the data sets of the
+worlds that pass the checks below (of the nearest world when none does): the
+others get weight 0, so their refits could only fill the world table.
 
 Worlds (``WORLDS``; a world the data cannot support is left out):
 
@@ -23,13 +26,15 @@ Worlds (``WORLDS``; a world the data cannot support is left out):
   the robustness battery: it passed the checks on 67 of 69 data sets, and on
   near-ceiling pools it measured about half of ``pgm``'s real bias (-0.33 and
   -0.36 points against -0.87 and -0.62) where the fitted worlds measured none;
-- ``correlated`` (not simulated by default): prompts' logit vectors drawn from
+- ``correlated`` (simulated by default when its AIC beats ``pgm``'s, see
+  ``audit(correlated=)``): prompts' logit vectors drawn from
   the correlated logit-normal fitted to the data (:mod:`capfront.debias.correlated`,
   ``eta ~ N(mu, Sigma)``), a world with continuous specialisation shared across
   models, which the latent classes only approximate; with topic labels, each
   simulated prompt gets the label of a random data prompt (the labels carry no
-  information there). Name it, and ``"correlated"`` in ``methods``, to audit the
-  correlated model beside ``pgm``;
+  information there). Its method is scored beside ``pgm`` when, in addition,
+  its world is among those refitted to; name it and ``"correlated"`` in
+  ``methods`` to audit it whatever the AIC;
 - ``resampled`` (not simulated by default, see ``DEFAULT_WORLDS``): prompts are
   resampled rows of the constrained-Bayes success rates
   ``m_l + a_l (p_hat - m_l)``, ``a_l`` shrinking each model's rates so that their
