@@ -132,6 +132,21 @@ def test_subsample_then_all_prompts():
     f = fit_correlated(S, G, subsample=1000)
     assert f.fit_prompts == 1000 and f.posterior_max.shape == (3000,)
     assert abs(f.value - truth) < 0.006
+    # the fit of the subsample, extended to all prompts by the final E-step, is
+    # that fit (the audit fits the subsample first, for its AIC)
+    from capfront.debias._input import even_rows
+    from capfront.debias.correlated import extend_correlated
+
+    idx = even_rows(3000, 1000)
+    part = fit_correlated(S[idx], G[idx])
+    assert part.fit_prompts == 1000 and part.posterior_max.shape == (1000,)
+    ext = extend_correlated(part, S, G)
+    assert ext.value == f.value and ext.loglik == f.loglik
+    np.testing.assert_array_equal(ext.posterior_max, f.posterior_max)
+    np.testing.assert_array_equal(ext.Sigma, f.Sigma)
+    assert part.value != ext.value  # the posterior of other prompts
+    with pytest.raises(ValueError, match="the data have 4"):
+        extend_correlated(part, S[:, :4], G[:, :4])
 
 
 def test_debiased_oracle_method():

@@ -544,10 +544,14 @@ def audit(
         for d in (est, ses):
             d.setdefault(w, {}).update({m: np.full(n, np.nan) for m in ms})
 
-    for w in names_w:
+    def init_world(w: str) -> None:
+        """World ``w``'s arrays: estimates, truths, check statistics, data sets."""
         add_arrays(w, methods)
         truth[w], sim_stats[w] = np.empty(n), np.empty((n, len(CHECKS)))
         sims[w] = [None] * n
+
+    for w in names_w:
+        init_world(w)
 
     def simulate(job) -> None:
         """Draw one data set of world ``w``; its checks and the methods that
@@ -634,9 +638,11 @@ def audit(
     corr_info = None
     workers = max(1, min(n_par, len(jobs) + n * want_cfit))
     sub = even_rows(N, SIM_PROMPTS)  # the rival fits' prompts
+    # (each model needs draws there: else its logits are not identified)
+    want_cfit = want_cfit and (named_corr or bool((G[sub] > 0).any(0).all()))
     with _pool(workers) as pool:
         if want_cfit:
-            from .correlated import fit_correlated
+            from .correlated import extend_correlated, fit_correlated
 
             # on the rival fits' prompts (an evenly spaced 2,000 of larger data:
             # an AIC of as many prompts as the simulated data sets have, so the
@@ -672,9 +678,7 @@ def audit(
             ):
                 samplers["correlated"] = correlated_sampler(cfit, topic)
                 w = "correlated"
-                add_arrays(w, methods)
-                truth[w], sim_stats[w] = np.empty(n), np.empty((n, len(CHECKS)))
-                sims[w] = [None] * n
+                init_world(w)
                 new = world_jobs(len(names_w), w)
                 names_w.append(w)
                 pop_futs[w] = pool.submit(pop_tasks[w])
@@ -707,8 +711,10 @@ def audit(
                 add_arrays(w, ["correlated"])
         if "correlated" in methods:
             corr_info["scored"] = True
+            # on all prompts: the subsample fit's final E-step on all of them
+            # (= fit_correlated(S, G): its EM runs on the same subsample)
             cdata_fut = (
-                pool.submit(fit_correlated, S, G, backend=backend)
+                pool.submit(extend_correlated, cfit, S, G, backend=backend)
                 if N > len(sub)
                 else None
             )
