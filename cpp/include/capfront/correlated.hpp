@@ -76,7 +76,27 @@ struct CorrelatedArgs {
     const double* cv_B = nullptr;     // (L, L): I - c^2 sum_k g_k z_k z_k'
     double cv_log_norm = 0.0;         // log mean_k of the Gaussian's weights
     const double* zt = nullptr;       // (L, n_u): z' of the draws whose u is computed
+    const double* Pt = nullptr;       // (L, L): P' (set by the E-step)
 };
+
+// The importance draws' loop (steps 3 and 4's sums) is the kernel's hot part. It
+// runs over the draws with the cells outside, so that it vectorises: exp and
+// log1p by branchless polynomials (exp_neg, log1p_01: within 2 ulp of the C
+// library's, so the backends agree to rounding). The per-prompt function has
+// copies for AVX-512 and AVX2 (GCC's target_clones, chosen at load time) beside
+// the baseline one; none contracts a * b + c to an FMA, so all give the same bits.
+// GCC vectorises the selects only without -ftrapping-math (the values do not
+// change).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math", "fp-contract=off")
+#if defined(__x86_64__) && defined(__linux__)
+#define CAPFRONT_CORR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef CAPFRONT_CORR_CLONES
+#define CAPFRONT_CORR_CLONES
+#endif
 
 namespace corr_detail {
 
@@ -90,36 +110,72 @@ inline double expit(double x) {
     return e / (1.0 + e);
 }
 
-// In-place lower Cholesky factor of the symmetric (L, L) row-major a (upper part
-// zeroed); false if a is not positive definite.
-inline bool cholesky(double* a, std::size_t L) {
+// The lower Cholesky factor R of a symmetric (L, L) matrix A, by columns: on entry
+// T[j L + i] = A[i, j] for i >= j, on return T[j L + i] = R[i, j] (i >= j; the
+// rest is not read or written). Every entry is the textbook row form's (R[i, j] =
+// (A[i, j] - sum_{k < j} R[i, k] R[j, k]) / R[j, j], the sum in k order), the same
+// operations in the same order, vectorised over i. false if A is not positive
+// definite.
+inline bool cholesky_t(double* T, std::size_t L) {
     for (std::size_t j = 0; j < L; ++j) {
-        double d = a[j * L + j];
-        for (std::size_t k = 0; k < j; ++k) d -= a[j * L + k] * a[j * L + k];
+        double* __restrict tj = T + j * L;
+        for (std::size_t k = 0; k < j; ++k) {
+            const double* __restrict tk = T + k * L;
+            const double r = tk[j];
+            for (std::size_t i = j; i < L; ++i) tj[i] -= tk[i] * r;
+        }
+        double d = tj[j];
         if (!(d > 0.0)) return false;
         d = std::sqrt(d);
-        a[j * L + j] = d;
-        for (std::size_t i = j + 1; i < L; ++i) {
-            double v = a[i * L + j];
-            for (std::size_t k = 0; k < j; ++k) v -= a[i * L + k] * a[j * L + k];
-            a[i * L + j] = v / d;
-        }
-        for (std::size_t k = j + 1; k < L; ++k) a[j * L + k] = 0.0;
+        tj[j] = d;
+        for (std::size_t i = j + 1; i < L; ++i) tj[i] /= d;
     }
     return true;
 }
 
-// x <- (R R')^-1 x for the lower factor R.
-inline void chol_solve(const double* R, std::size_t L, double* x) {
-    for (std::size_t i = 0; i < L; ++i) {
-        double v = x[i];
-        for (std::size_t k = 0; k < i; ++k) v -= R[i * L + k] * x[k];
-        x[i] = v / R[i * L + i];
+// x <- (R R')^-1 x for R by columns (cholesky_t): forward R y = x (by columns: each
+// y[i] gets its terms in k order, as by rows), back R' x = y (by rows).
+inline void chol_solve_t(const double* T, std::size_t L, double* x) {
+    for (std::size_t k = 0; k < L; ++k) {
+        const double* __restrict tk = T + k * L;
+        const double xk = x[k] / tk[k];
+        x[k] = xk;
+        for (std::size_t i = k + 1; i < L; ++i) x[i] -= tk[i] * xk;
     }
     for (std::size_t i = L; i-- > 0;) {
+        const double* __restrict ti = T + i * L;
         double v = x[i];
-        for (std::size_t k = i + 1; k < L; ++k) v -= R[k * L + i] * x[k];
-        x[i] = v / R[i * L + i];
+        for (std::size_t k = i + 1; k < L; ++k) v -= ti[k] * x[k];
+        x[i] = v / ti[i];
+    }
+}
+
+// X <- (R R')^-1 (row-major, full) for R by columns: chol_solve_t of every column
+// of I, all columns at once (the same operations for each column; the forward
+// solve skips the terms that are exactly 0).
+inline void chol_inverse_t(const double* T, std::size_t L, double* X) {
+    for (std::size_t i = 0; i < L * L; ++i) X[i] = 0.0;
+    for (std::size_t i = 0; i < L; ++i) {
+        double* __restrict xi = X + i * L;
+        xi[i] = 1.0;
+        for (std::size_t k = 0; k < i; ++k) {
+            const double r = T[k * L + i];
+            const double* __restrict xk = X + k * L;
+            for (std::size_t j = 0; j <= k; ++j) xi[j] -= r * xk[j];
+        }
+        const double d = T[i * L + i];
+        for (std::size_t j = 0; j <= i; ++j) xi[j] /= d;
+    }
+    for (std::size_t i = L; i-- > 0;) {
+        double* __restrict xi = X + i * L;
+        const double* ti = T + i * L;
+        for (std::size_t k = i + 1; k < L; ++k) {
+            const double r = ti[k];
+            const double* __restrict xk = X + k * L;
+            for (std::size_t j = 0; j < L; ++j) xi[j] -= r * xk[j];
+        }
+        const double d = ti[i];
+        for (std::size_t j = 0; j < L; ++j) xi[j] /= d;
     }
 }
 
@@ -131,34 +187,17 @@ struct Scratch {
           wu(K) {}
 };
 
-// The Hessian P + diag(G s (1 - s)) at m into sc.H (and D, s).
+// The Hessian H = P + diag(D) at m, D = G s (1 - s), s = expit(m), by columns into
+// sc.R (cholesky_t's input; and D, s).
 inline void hessian(const CorrelatedArgs& a, const double* Gn, const double* m, Scratch& sc) {
     const std::size_t L = a.L;
     for (std::size_t l = 0; l < L; ++l) {
         sc.s[l] = expit(m[l]);
         sc.D[l] = Gn[l] * sc.s[l] * (1.0 - sc.s[l]);
     }
-    for (std::size_t i = 0; i < L * L; ++i) sc.H[i] = a.P[i];
-    for (std::size_t l = 0; l < L; ++l) sc.H[l * L + l] += sc.D[l];
+    for (std::size_t i = 0; i < L * L; ++i) sc.R[i] = a.Pt[i];
+    for (std::size_t l = 0; l < L; ++l) sc.R[l * L + l] += sc.D[l];
 }
-
-// The importance draws' loop (step 3 and 4's sums) is the kernel's hot part. It
-// runs over the draws with the cells outside, so that it vectorises: exp and
-// log1p by branchless polynomials (exp_neg, log1p_01: within 2 ulp of the C
-// library's, so the backends agree to rounding) and a copy for AVX2 (GCC's
-// target_clones, chosen at load time; no FMA contraction in either, so both give
-// the same bits). GCC vectorises the selects only without -ftrapping-math (the
-// values do not change).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC push_options
-#pragma GCC optimize("no-trapping-math")
-#if defined(__x86_64__) && defined(__linux__)
-#define CAPFRONT_CORR_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
-#endif
-#ifndef CAPFRONT_CORR_CLONES
-#define CAPFRONT_CORR_CLONES
-#endif
 
 // exp(x) for x <= 0 (0 below -708): x = n log 2 + r, |r| <= log(2) / 2, exp(r) by
 // its Taylor polynomial to degree 13 (truncation < 5e-18 relative), 2^n by the
@@ -237,7 +276,7 @@ constexpr std::size_t kCorrelatedChunk = 64;  // draws per pass over the cells
 // the log weights (their max top), the weights' sum tot and sum_k w_k
 // expit(max_l eta_kl) in pm, and with moments ubar = sum_k w_k u_k and the lower
 // triangle of uu = sum_k w_k u_k u_k' (not yet divided by tot).
-CAPFRONT_CORR_CLONES inline void draws(const CorrelatedArgs& a, const double* C0, const double* m,
+CAPFRONT_CORR_CLONES inline void draws(const CorrelatedArgs& a, const double* C0t, const double* m,
                                        const double* Sn, const double* Gn, Scratch& sc,
                                        double base, const double* zz, double& top, double& tot,
                                        double& pm) {
@@ -251,10 +290,10 @@ CAPFRONT_CORR_CLONES inline void draws(const CorrelatedArgs& a, const double* C0
     for (std::size_t l = 0; l < L; ++l) {  // u_l = sum_{j <= l} C0[l, j] z_j, in j order
         double* __restrict ur = U + l * n_u;
         const double* __restrict z0 = a.zt;
-        const double c0 = C0[l * L];
+        const double c0 = C0t[l];
         for (std::size_t k = 0; k < n_u; ++k) ur[k] = c0 * z0[k];
         for (std::size_t j = 1; j <= l; ++j) {
-            const double cj = C0[l * L + j];
+            const double cj = C0t[j * L + l];
             const double* __restrict zj = a.zt + j * n_u;
             for (std::size_t k = 0; k < n_u; ++k) ur[k] += cj * zj[k];
         }
@@ -354,27 +393,25 @@ CAPFRONT_CORR_CLONES inline void draws(const CorrelatedArgs& a, const double* C0
     }
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
-
 // One prompt: mode into m (in place), moments into s1/s2 (added), ll and post.
 // Returns false if a Hessian was not positive definite.
-inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& sc,
+CAPFRONT_CORR_CLONES inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& sc,
                    const double* zz, double* s1, double* s2, double& ll, double& post) {
     const std::size_t L = a.L, K = a.K;
     const double* Sn = a.S + n * L;
     const double* Gn = a.G + n * L;
     for (std::size_t it = 0; it < a.newton_iters; ++it) {
         hessian(a, Gn, m, sc);
-        for (std::size_t i = 0; i < L; ++i) {
-            double v = Sn[i] - Gn[i] * sc.s[i];
-            for (std::size_t j = 0; j < L; ++j) v -= a.P[i * L + j] * (m[j] - a.mu[j]);
-            sc.step[i] = v;
+        // the gradient S - G s - P (m - mu) (by columns of P: each entry's terms in
+        // j order)
+        for (std::size_t i = 0; i < L; ++i) sc.step[i] = Sn[i] - Gn[i] * sc.s[i];
+        for (std::size_t j = 0; j < L; ++j) {
+            const double dj = m[j] - a.mu[j];
+            const double* __restrict pj = a.Pt + j * L;
+            for (std::size_t i = 0; i < L; ++i) sc.step[i] -= pj[i] * dj;
         }
-        sc.R = sc.H;
-        if (!cholesky(sc.R.data(), L)) return false;
-        chol_solve(sc.R.data(), L, sc.step.data());
+        if (!cholesky_t(sc.R.data(), L)) return false;
+        chol_solve_t(sc.R.data(), L, sc.step.data());
         double big = 0.0;
         for (std::size_t l = 0; l < L; ++l) big = std::max(big, std::abs(sc.step[l]));
         const double f = std::min(1.0, kCorrelatedMaxStep / std::max(big, 1e-12));
@@ -382,29 +419,29 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
         if (big < kCorrelatedNewtonTol) break;
     }
     hessian(a, Gn, m, sc);
-    sc.R = sc.H;
-    if (!cholesky(sc.R.data(), L)) return false;
-    // V = H^-1 column by column, then its lower factor (in sc.V)
-    for (std::size_t j = 0; j < L; ++j) {
-        std::fill(sc.g.begin(), sc.g.end(), 0.0);
-        sc.g[j] = 1.0;
-        chol_solve(sc.R.data(), L, sc.g.data());
-        for (std::size_t i = 0; i < L; ++i) sc.V[i * L + j] = sc.g[i];
-    }
+    if (!cholesky_t(sc.R.data(), L)) return false;
+    // V = H^-1 (sc.V, symmetrised), then its lower factor C0 by columns (sc.H:
+    // C0t[j L + i] = C0[i, j], i >= j)
+    chol_inverse_t(sc.R.data(), L, sc.V.data());
     for (std::size_t i = 0; i < L; ++i)
         for (std::size_t j = 0; j < i; ++j)
             sc.V[i * L + j] = sc.V[j * L + i] = 0.5 * (sc.V[i * L + j] + sc.V[j * L + i]);
-    std::vector<double>& Vfull = sc.uu;  // keep V for the Laplace moments
-    Vfull = sc.V;
-    if (!cholesky(sc.V.data(), L)) return false;
-    const double* C0 = sc.V.data();
+    const std::vector<double>& Vfull = sc.V;  // V for the Laplace moments
+    sc.H = sc.V;  // row j of V holds V[i, j], i >= j (symmetric)
+    if (!cholesky_t(sc.H.data(), L)) return false;
+    const double* C0t = sc.H.data();
     double log_c0 = 0.0;
-    for (std::size_t l = 0; l < L; ++l) log_c0 += std::log(C0[l * L + l]);
+    for (std::size_t l = 0; l < L; ++l) log_c0 += std::log(C0t[l * L + l]);
     double q0 = 0.0, lc = 0.0, loglik_m = 0.0;
+    // Pa = P (m - mu), by columns of P (each entry's terms in j order)
+    std::fill(sc.Pa.begin(), sc.Pa.end(), 0.0);
+    for (std::size_t j = 0; j < L; ++j) {
+        const double dj = m[j] - a.mu[j];
+        const double* __restrict pj = a.Pt + j * L;
+        for (std::size_t i = 0; i < L; ++i) sc.Pa[i] += pj[i] * dj;
+    }
     for (std::size_t i = 0; i < L; ++i) {
-        double v = 0.0;
-        for (std::size_t j = 0; j < L; ++j) v += a.P[i * L + j] * (m[j] - a.mu[j]);
-        sc.Pa[i] = v;
+        const double v = sc.Pa[i];
         q0 += (m[i] - a.mu[i]) * v;
         if (Gn[i] > 0.0) {
             lc += std::lgamma(Gn[i] + 1.0) - std::lgamma(Sn[i] + 1.0) -
@@ -429,29 +466,35 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
                         static_cast<double>(L) * (std::log(c) - kHalfLog2Pi);
     double top = -std::numeric_limits<double>::infinity();
     double tot = 0.0, pm = 0.0;
-    draws(a, C0, m, Sn, Gn, sc, base, zz, top, tot, pm);
+    draws(a, C0t, m, Sn, Gn, sc, base, zz, top, tot, pm);
     ll = top + std::log(tot / static_cast<double>(K)) + lc - a.cv_log_norm;
     post = pm / tot;
     if (!a.moments) return true;
     for (std::size_t i = 0; i < L; ++i) sc.ubar[i] /= tot;
-    // the control variate: ug = C0 zbar, cb = C0 B C0' (lower triangle)
-    for (std::size_t i = 0; i < L; ++i) {
-        double v = 0.0;
-        for (std::size_t j = 0; j <= i; ++j) v += C0[i * L + j] * a.cv_zbar[j];
-        sc.ug[i] = v;
+    // the control variate: ug = C0 zbar, cb = C0 B C0' (lower triangle); by rows
+    // of C0' and B (each entry's terms in k order)
+    std::fill(sc.ug.begin(), sc.ug.end(), 0.0);
+    for (std::size_t j = 0; j < L; ++j) {
+        const double zj = a.cv_zbar[j];
+        const double* __restrict cj = C0t + j * L;
+        for (std::size_t i = j; i < L; ++i) sc.ug[i] += cj[i] * zj;
     }
-    for (std::size_t i = 0; i < L; ++i)  // R <- C0 B (row i)
-        for (std::size_t j = 0; j < L; ++j) {
-            double v = 0.0;
-            for (std::size_t k = 0; k <= i; ++k) v += C0[i * L + k] * a.cv_B[k * L + j];
-            sc.R[i * L + j] = v;
+    std::fill(sc.R.begin(), sc.R.end(), 0.0);
+    std::fill(sc.cb.begin(), sc.cb.end(), 0.0);
+    for (std::size_t i = 0; i < L; ++i) {
+        double* __restrict ri = sc.R.data() + i * L;  // R <- C0 B (row i)
+        for (std::size_t k = 0; k <= i; ++k) {
+            const double cik = C0t[k * L + i];
+            const double* __restrict bk = a.cv_B + k * L;
+            for (std::size_t j = 0; j < L; ++j) ri[j] += cik * bk[j];
         }
-    for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t j = 0; j <= i; ++j) {
-            double v = 0.0;
-            for (std::size_t k = 0; k <= j; ++k) v += sc.R[i * L + k] * C0[j * L + k];
-            sc.cb[i * L + j] = v;
+        double* __restrict cbi = sc.cb.data() + i * L;
+        for (std::size_t k = 0; k <= i; ++k) {
+            const double rik = ri[k];
+            const double* __restrict ck = C0t + k * L;
+            for (std::size_t j = k; j <= i; ++j) cbi[j] += rik * ck[j];
         }
+    }
     for (std::size_t i = 0; i < L; ++i) {
         s1[i] += m[i] + c * (sc.ubar[i] - sc.ug[i]);
         for (std::size_t j = 0; j <= i; ++j) {
@@ -534,6 +577,10 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
     for (std::size_t k = 0; k < n_u; ++k)
         for (std::size_t l = 0; l < L; ++l) zt[l * n_u + k] = a.z[k * L + l];
     args.zt = zt.data();
+    std::vector<double> Pt(L * L);
+    for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j < L; ++j) Pt[j * L + i] = a.P[i * L + j];
+    args.Pt = Pt.data();
     parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
         corr_detail::Scratch sc(L, K);
         for (std::size_t b = b0; b < b1; ++b) {
@@ -557,5 +604,9 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
     }
     return n_bad;
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 }  // namespace capfront
