@@ -116,19 +116,30 @@ inline double expit(double x) {
 // (A[i, j] - sum_{k < j} R[i, k] R[j, k]) / R[j, j], the sum in k order), the same
 // operations in the same order, vectorised over i. false if A is not positive
 // definite.
+// (T holds L * L + kPad doubles: the blocks of kPad rows read past a row's end.)
+constexpr std::size_t kPad = 8;
+
 inline bool cholesky_t(double* T, std::size_t L) {
     for (std::size_t j = 0; j < L; ++j) {
-        double* __restrict tj = T + j * L;
-        for (std::size_t k = 0; k < j; ++k) {
-            const double* __restrict tk = T + k * L;
-            const double r = tk[j];
-            for (std::size_t i = j; i < L; ++i) tj[i] -= tk[i] * r;
+        double* tj = T + j * L;
+        double d = 0.0;
+        for (std::size_t i0 = j; i0 < L; i0 += kPad) {  // rows i0.. at once, k inside
+            double acc[kPad];
+            for (std::size_t q = 0; q < kPad; ++q) acc[q] = tj[i0 + q];
+            for (std::size_t k = 0; k < j; ++k) {
+                const double* tk = T + k * L + i0;
+                const double r = T[k * L + j];
+                for (std::size_t q = 0; q < kPad; ++q) acc[q] -= tk[q] * r;
+            }
+            if (i0 == j) {  // the diagonal first
+                if (!(acc[0] > 0.0)) return false;
+                d = std::sqrt(acc[0]);
+                acc[0] = d * d;  // (tj[j] = d below)
+            }
+            const std::size_t n = std::min(kPad, L - i0);
+            for (std::size_t q = 0; q < n; ++q) tj[i0 + q] = acc[q] / d;
         }
-        double d = tj[j];
-        if (!(d > 0.0)) return false;
-        d = std::sqrt(d);
         tj[j] = d;
-        for (std::size_t i = j + 1; i < L; ++i) tj[i] /= d;
     }
     return true;
 }
@@ -154,35 +165,46 @@ inline void chol_solve_t(const double* T, std::size_t L, double* x) {
 // of I, all columns at once (the same operations for each column; the forward
 // solve skips the terms that are exactly 0).
 inline void chol_inverse_t(const double* T, std::size_t L, double* X) {
-    for (std::size_t i = 0; i < L * L; ++i) X[i] = 0.0;
-    for (std::size_t i = 0; i < L; ++i) {
-        double* __restrict xi = X + i * L;
+    for (std::size_t i = 0; i < L * L + kPad; ++i) X[i] = 0.0;
+    for (std::size_t i = 0; i < L; ++i) {  // columns j0.. at once, k inside
+        double* xi = X + i * L;
         xi[i] = 1.0;
-        for (std::size_t k = 0; k < i; ++k) {
-            const double r = T[k * L + i];
-            const double* __restrict xk = X + k * L;
-            for (std::size_t j = 0; j <= k; ++j) xi[j] -= r * xk[j];
-        }
         const double d = T[i * L + i];
-        for (std::size_t j = 0; j <= i; ++j) xi[j] /= d;
+        for (std::size_t j0 = 0; j0 <= i; j0 += kPad) {
+            double acc[kPad];
+            for (std::size_t q = 0; q < kPad; ++q) acc[q] = xi[j0 + q];
+            // (row k is 0 beyond column k: those terms add exact zeros)
+            for (std::size_t k = j0; k < i; ++k) {
+                const double r = T[k * L + i];
+                const double* xk = X + k * L + j0;
+                for (std::size_t q = 0; q < kPad; ++q) acc[q] -= r * xk[q];
+            }
+            const std::size_t n = std::min(kPad, i + 1 - j0);
+            for (std::size_t q = 0; q < n; ++q) xi[j0 + q] = acc[q] / d;
+        }
     }
     for (std::size_t i = L; i-- > 0;) {
-        double* __restrict xi = X + i * L;
+        double* xi = X + i * L;
         const double* ti = T + i * L;
-        for (std::size_t k = i + 1; k < L; ++k) {
-            const double r = ti[k];
-            const double* __restrict xk = X + k * L;
-            for (std::size_t j = 0; j < L; ++j) xi[j] -= r * xk[j];
-        }
         const double d = ti[i];
-        for (std::size_t j = 0; j < L; ++j) xi[j] /= d;
+        for (std::size_t j0 = 0; j0 < L; j0 += kPad) {
+            double acc[kPad];
+            for (std::size_t q = 0; q < kPad; ++q) acc[q] = xi[j0 + q];
+            for (std::size_t k = i + 1; k < L; ++k) {
+                const double r = ti[k];
+                const double* xk = X + k * L + j0;
+                for (std::size_t q = 0; q < kPad; ++q) acc[q] -= r * xk[q];
+            }
+            const std::size_t n = std::min(kPad, L - j0);
+            for (std::size_t q = 0; q < n; ++q) xi[j0 + q] = acc[q] / d;
+        }
     }
 }
 
 struct Scratch {
     std::vector<double> H, R, V, g, step, s, D, Pa, u, lw, emax, ubar, uu, cb, ug, ws, wd, wu;
     Scratch(std::size_t L, std::size_t K)
-        : H(L * L), R(L * L), V(L * L), g(L), step(L), s(L), D(L), Pa(L),
+        : H(L * L + kPad), R(L * L + kPad), V(L * L + kPad), g(L), step(L), s(L), D(L), Pa(L),
           u(K * L), lw(K), emax(K), ubar(L), uu(L * L), cb(L * L), ug(L), ws(K), wd(K),
           wu(K) {}
 };
