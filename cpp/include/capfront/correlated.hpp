@@ -84,13 +84,14 @@ struct CorrelatedArgs {
 // log1p by branchless polynomials (exp_neg, log1p_01: within 2 ulp of the C
 // library's, so the backends agree to rounding). The per-prompt function has
 // copies for AVX-512 and AVX2 (GCC's target_clones, chosen at load time) beside
-// the baseline one; none contracts a * b + c to an FMA, so all give the same bits.
+// the baseline one (not with CAPFRONT_NO_CLONES defined); none contracts a * b + c
+// to an FMA, so all give the same bits.
 // GCC vectorises the selects only without -ftrapping-math (the values do not
 // change).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
 #pragma GCC optimize("no-trapping-math", "fp-contract=off")
-#if defined(__x86_64__) && defined(__linux__)
+#if defined(__x86_64__) && defined(__linux__) && !defined(CAPFRONT_NO_CLONES)
 #define CAPFRONT_CORR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 #endif
@@ -630,5 +631,6 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
 #endif
+#undef CAPFRONT_CORR_CLONES
 
 }  // namespace capfront
