@@ -101,6 +101,14 @@ struct CorrelatedArgs {
 
 namespace corr_detail {
 
+// std::max, std::min and std::abs as in <algorithm>, <cmath>, defined here: GCC
+// does not inline functions compiled with other optimisation options (the
+// pragma above) into this region's.
+template <class T>
+inline T max_(T a, T b) { return a < b ? b : a; }
+template <class T>
+inline T min_(T a, T b) { return b < a ? b : a; }
+
 inline double softplus(double x) {
     return x > 0.0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
 }
@@ -113,11 +121,12 @@ inline double expit(double x) {
 
 // The lower Cholesky factor R of a symmetric (L, L) matrix A, by columns: on entry
 // T[j L + i] = A[i, j] for i >= j, on return T[j L + i] = R[i, j] (i >= j; the
-// rest is not read or written). Every entry is the textbook row form's (R[i, j] =
-// (A[i, j] - sum_{k < j} R[i, k] R[j, k]) / R[j, j], the sum in k order), the same
-// operations in the same order, vectorised over i. false if A is not positive
-// definite.
-// (T holds L * L + kPad doubles: the blocks of kPad rows read past a row's end.)
+// rest is not written and does not change the result). Every entry is the
+// textbook row form's (R[i, j] = (A[i, j] - sum_{k < j} R[i, k] R[j, k]) / R[j, j],
+// the sum in k order): the same operations in the same order, kPad rows at once
+// with the k loop inside (vectorised, no memory round trip per k). false if A is
+// not positive definite. (T holds L * L + kPad doubles: a block of kPad rows reads
+// past a row's end; those lanes are dropped.)
 constexpr std::size_t kPad = 8;
 
 inline bool cholesky_t(double* T, std::size_t L) {
@@ -137,7 +146,7 @@ inline bool cholesky_t(double* T, std::size_t L) {
                 d = std::sqrt(acc[0]);
                 acc[0] = d * d;  // (tj[j] = d below)
             }
-            const std::size_t n = std::min(kPad, L - i0);
+            const std::size_t n = corr_detail::min_(kPad, L - i0);
             for (std::size_t q = 0; q < n; ++q) tj[i0 + q] = acc[q] / d;
         }
         tj[j] = d;
@@ -180,7 +189,7 @@ inline void chol_inverse_t(const double* T, std::size_t L, double* X) {
                 const double* xk = X + k * L + j0;
                 for (std::size_t q = 0; q < kPad; ++q) acc[q] -= r * xk[q];
             }
-            const std::size_t n = std::min(kPad, i + 1 - j0);
+            const std::size_t n = corr_detail::min_(kPad, i + 1 - j0);
             for (std::size_t q = 0; q < n; ++q) xi[j0 + q] = acc[q] / d;
         }
     }
@@ -196,7 +205,7 @@ inline void chol_inverse_t(const double* T, std::size_t L, double* X) {
                 const double* xk = X + k * L + j0;
                 for (std::size_t q = 0; q < kPad; ++q) acc[q] -= r * xk[q];
             }
-            const std::size_t n = std::min(kPad, L - j0);
+            const std::size_t n = corr_detail::min_(kPad, L - j0);
             for (std::size_t q = 0; q < n; ++q) xi[j0 + q] = acc[q] / d;
         }
     }
@@ -330,7 +339,7 @@ CAPFRONT_CORR_CLONES inline void draws(const CorrelatedArgs& a, const double* C0
     alignas(64) double lik1[kCorrelatedChunk], lik2[kCorrelatedChunk], mx1[kCorrelatedChunk],
         mx2[kCorrelatedChunk], pu[kCorrelatedChunk], du[kCorrelatedChunk];
     for (std::size_t k0 = 0; k0 < n_u; k0 += kCorrelatedChunk) {
-        const std::size_t kn = std::min(kCorrelatedChunk, n_u - k0);
+        const std::size_t kn = corr_detail::min_(kCorrelatedChunk, n_u - k0);
         for (std::size_t q = 0; q < kn; ++q) {
             lik1[q] = lik2[q] = pu[q] = du[q] = 0.0;
             mx1[q] = mx2[q] = -inf;
@@ -436,8 +445,8 @@ CAPFRONT_CORR_CLONES inline bool prompt(const CorrelatedArgs& a, std::size_t n, 
         if (!cholesky_t(sc.R.data(), L)) return false;
         chol_solve_t(sc.R.data(), L, sc.step.data());
         double big = 0.0;
-        for (std::size_t l = 0; l < L; ++l) big = std::max(big, std::abs(sc.step[l]));
-        const double f = std::min(1.0, kCorrelatedMaxStep / std::max(big, 1e-12));
+        for (std::size_t l = 0; l < L; ++l) big = corr_detail::max_(big, std::fabs(sc.step[l]));
+        const double f = corr_detail::min_(1.0, kCorrelatedMaxStep / corr_detail::max_(big, 1e-12));
         for (std::size_t l = 0; l < L; ++l) m[l] += sc.step[l] * f;
         if (big < kCorrelatedNewtonTol) break;
     }
@@ -475,7 +484,7 @@ CAPFRONT_CORR_CLONES inline bool prompt(const CorrelatedArgs& a, std::size_t n, 
     if (K == 0) {
         ll = loglik_m - 0.5 * q0 - 0.5 * a.logdet + log_c0 + lc;
         double mx = -std::numeric_limits<double>::infinity();
-        for (std::size_t l = 0; l < L; ++l) mx = std::max(mx, m[l]);
+        for (std::size_t l = 0; l < L; ++l) mx = corr_detail::max_(mx, m[l]);
         post = expit(mx);
         if (!a.moments) return true;
         for (std::size_t i = 0; i < L; ++i) {
@@ -557,7 +566,7 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
         std::vector<double> gk(K);
         for (std::size_t k = 0; k < K; ++k) {
             gk[k] = -0.5 * c2 * zz[k] - a.log_q[k];
-            top = std::max(top, gk[k]);
+            top = corr_detail::max_(top, gk[k]);
         }
         double tot = 0.0;
         for (std::size_t k = 0; k < K; ++k) tot += (gk[k] = std::exp(gk[k] - top));
@@ -581,7 +590,7 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
         for (std::size_t k = 0; k < K; ++k) {
             lg[k] = -0.5 * c * c * zz[k] - a.log_q[k] +
                     static_cast<double>(L) * (std::log(c) - kHalfLog2Pi);
-            top = std::max(top, lg[k]);
+            top = corr_detail::max_(top, lg[k]);
         }
         double tot = 0.0;
         for (std::size_t k = 0; k < K; ++k) tot += std::exp(lg[k] - top);
@@ -607,7 +616,7 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
     parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
         corr_detail::Scratch sc(L, K);
         for (std::size_t b = b0; b < b1; ++b) {
-            const std::size_t i1 = std::min(N, (b + 1) * kCorrelatedBlock);
+            const std::size_t i1 = corr_detail::min_(N, (b + 1) * kCorrelatedBlock);
             for (std::size_t n = b * kCorrelatedBlock; n < i1; ++n) {
                 if (!corr_detail::prompt(args, n, m + n * L, sc, zz.data(), part1.data() + b * L,
                                          part2.data() + b * L * L, ll[n], post[n])) {
