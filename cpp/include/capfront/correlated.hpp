@@ -44,6 +44,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -73,9 +75,39 @@ struct CorrelatedArgs {
     const double* cv_zbar = nullptr;  // (L,) control variate: sum_k g_k z_k
     const double* cv_B = nullptr;     // (L, L): I - c^2 sum_k g_k z_k z_k'
     double cv_log_norm = 0.0;         // log mean_k of the Gaussian's weights
+    const double* zt = nullptr;       // (L, n_u): z' of the draws whose u is computed
+    const double* Pt = nullptr;       // (L, L): P' (set by the E-step)
 };
 
+// The importance draws' loop (steps 3 and 4's sums) is the kernel's hot part. It
+// runs over the draws with the cells outside, so that it vectorises: exp and
+// log1p by branchless polynomials (exp_neg, log1p_01: within 2 ulp of the C
+// library's, so the backends agree to rounding). The per-prompt function has
+// copies for AVX-512 and AVX2 (GCC's target_clones, chosen at load time) beside
+// the baseline one (not with CAPFRONT_NO_CLONES defined); none contracts a * b + c
+// to an FMA, so all give the same bits.
+// GCC vectorises the selects only without -ftrapping-math (the values do not
+// change).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("no-trapping-math", "fp-contract=off")
+#if defined(__x86_64__) && defined(__linux__) && !defined(CAPFRONT_NO_CLONES)
+#define CAPFRONT_CORR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef CAPFRONT_CORR_CLONES
+#define CAPFRONT_CORR_CLONES
+#endif
+
 namespace corr_detail {
+
+// std::max, std::min and std::abs as in <algorithm>, <cmath>, defined here: GCC
+// does not inline functions compiled with other optimisation options (the
+// pragma above) into this region's.
+template <class T>
+inline T max_(T a, T b) { return a < b ? b : a; }
+template <class T>
+inline T min_(T a, T b) { return b < a ? b : a; }
 
 inline double softplus(double x) {
     return x > 0.0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
@@ -87,104 +119,361 @@ inline double expit(double x) {
     return e / (1.0 + e);
 }
 
-// In-place lower Cholesky factor of the symmetric (L, L) row-major a (upper part
-// zeroed); false if a is not positive definite.
-inline bool cholesky(double* a, std::size_t L) {
+// The lower Cholesky factor R of a symmetric (L, L) matrix A, by columns: on entry
+// T[j L + i] = A[i, j] for i >= j, on return T[j L + i] = R[i, j] (i >= j; the
+// rest is not written and does not change the result). Every entry is the
+// textbook row form's (R[i, j] = (A[i, j] - sum_{k < j} R[i, k] R[j, k]) / R[j, j],
+// the sum in k order): the same operations in the same order, kPad rows at once
+// with the k loop inside (vectorised, no memory round trip per k). false if A is
+// not positive definite. (T holds L * L + kPad doubles: a block of kPad rows reads
+// past a row's end; those lanes are dropped.)
+constexpr std::size_t kPad = 8;
+
+inline bool cholesky_t(double* T, std::size_t L) {
     for (std::size_t j = 0; j < L; ++j) {
-        double d = a[j * L + j];
-        for (std::size_t k = 0; k < j; ++k) d -= a[j * L + k] * a[j * L + k];
-        if (!(d > 0.0)) return false;
-        d = std::sqrt(d);
-        a[j * L + j] = d;
-        for (std::size_t i = j + 1; i < L; ++i) {
-            double v = a[i * L + j];
-            for (std::size_t k = 0; k < j; ++k) v -= a[i * L + k] * a[j * L + k];
-            a[i * L + j] = v / d;
+        double* tj = T + j * L;
+        double d = 0.0;
+        for (std::size_t i0 = j; i0 < L; i0 += kPad) {  // rows i0.. at once, k inside
+            double acc[kPad];
+            for (std::size_t q = 0; q < kPad; ++q) acc[q] = tj[i0 + q];
+            for (std::size_t k = 0; k < j; ++k) {
+                const double* tk = T + k * L + i0;
+                const double r = T[k * L + j];
+                for (std::size_t q = 0; q < kPad; ++q) acc[q] -= tk[q] * r;
+            }
+            if (i0 == j) {  // the diagonal first
+                if (!(acc[0] > 0.0)) return false;
+                d = std::sqrt(acc[0]);
+                acc[0] = d * d;  // (tj[j] = d below)
+            }
+            const std::size_t n = corr_detail::min_(kPad, L - i0);
+            for (std::size_t q = 0; q < n; ++q) tj[i0 + q] = acc[q] / d;
         }
-        for (std::size_t k = j + 1; k < L; ++k) a[j * L + k] = 0.0;
+        tj[j] = d;
     }
     return true;
 }
 
-// x <- (R R')^-1 x for the lower factor R.
-inline void chol_solve(const double* R, std::size_t L, double* x) {
-    for (std::size_t i = 0; i < L; ++i) {
-        double v = x[i];
-        for (std::size_t k = 0; k < i; ++k) v -= R[i * L + k] * x[k];
-        x[i] = v / R[i * L + i];
+// x <- (R R')^-1 x for R by columns (cholesky_t): forward R y = x (by columns: each
+// y[i] gets its terms in k order, as by rows), back R' x = y (by rows).
+inline void chol_solve_t(const double* T, std::size_t L, double* x) {
+    for (std::size_t k = 0; k < L; ++k) {
+        const double* __restrict tk = T + k * L;
+        const double xk = x[k] / tk[k];
+        x[k] = xk;
+        for (std::size_t i = k + 1; i < L; ++i) x[i] -= tk[i] * xk;
     }
     for (std::size_t i = L; i-- > 0;) {
+        const double* __restrict ti = T + i * L;
         double v = x[i];
-        for (std::size_t k = i + 1; k < L; ++k) v -= R[k * L + i] * x[k];
-        x[i] = v / R[i * L + i];
+        for (std::size_t k = i + 1; k < L; ++k) v -= ti[k] * x[k];
+        x[i] = v / ti[i];
+    }
+}
+
+// X <- (R R')^-1 (row-major, full) for R by columns: chol_solve_t of every column
+// of I, all columns at once (the same operations for each column; the forward
+// solve skips the terms that are exactly 0).
+inline void chol_inverse_t(const double* T, std::size_t L, double* X) {
+    for (std::size_t i = 0; i < L * L + kPad; ++i) X[i] = 0.0;
+    for (std::size_t i = 0; i < L; ++i) {  // columns j0.. at once, k inside
+        double* xi = X + i * L;
+        xi[i] = 1.0;
+        const double d = T[i * L + i];
+        for (std::size_t j0 = 0; j0 <= i; j0 += kPad) {
+            double acc[kPad];
+            for (std::size_t q = 0; q < kPad; ++q) acc[q] = xi[j0 + q];
+            // (row k is 0 beyond column k: those terms add exact zeros)
+            for (std::size_t k = j0; k < i; ++k) {
+                const double r = T[k * L + i];
+                const double* xk = X + k * L + j0;
+                for (std::size_t q = 0; q < kPad; ++q) acc[q] -= r * xk[q];
+            }
+            const std::size_t n = corr_detail::min_(kPad, i + 1 - j0);
+            for (std::size_t q = 0; q < n; ++q) xi[j0 + q] = acc[q] / d;
+        }
+    }
+    for (std::size_t i = L; i-- > 0;) {
+        double* xi = X + i * L;
+        const double* ti = T + i * L;
+        const double d = ti[i];
+        for (std::size_t j0 = 0; j0 < L; j0 += kPad) {
+            double acc[kPad];
+            for (std::size_t q = 0; q < kPad; ++q) acc[q] = xi[j0 + q];
+            for (std::size_t k = i + 1; k < L; ++k) {
+                const double r = ti[k];
+                const double* xk = X + k * L + j0;
+                for (std::size_t q = 0; q < kPad; ++q) acc[q] -= r * xk[q];
+            }
+            const std::size_t n = corr_detail::min_(kPad, L - j0);
+            for (std::size_t q = 0; q < n; ++q) xi[j0 + q] = acc[q] / d;
+        }
     }
 }
 
 struct Scratch {
-    std::vector<double> H, R, V, g, step, s, D, Pa, u, lw, emax, ubar, uu, cb, ug;
+    std::vector<double> H, R, V, g, step, s, D, Pa, u, lw, emax, ubar, uu, cb, ug, ws, wd, wu;
     Scratch(std::size_t L, std::size_t K)
-        : H(L * L), R(L * L), V(L * L), g(L), step(L), s(L), D(L), Pa(L),
-          u(K * L), lw(K), emax(K), ubar(L), uu(L * L), cb(L * L), ug(L) {}
+        : H(L * L + kPad), R(L * L + kPad), V(L * L + kPad), g(L), step(L), s(L), D(L), Pa(L),
+          u(K * L), lw(K), emax(K), ubar(L), uu(L * L), cb(L * L), ug(L), ws(K), wd(K),
+          wu(K) {}
 };
 
-// The Hessian P + diag(G s (1 - s)) at m into sc.H (and D, s).
+// The Hessian H = P + diag(D) at m, D = G s (1 - s), s = expit(m), by columns into
+// sc.R (cholesky_t's input; and D, s).
 inline void hessian(const CorrelatedArgs& a, const double* Gn, const double* m, Scratch& sc) {
     const std::size_t L = a.L;
     for (std::size_t l = 0; l < L; ++l) {
         sc.s[l] = expit(m[l]);
         sc.D[l] = Gn[l] * sc.s[l] * (1.0 - sc.s[l]);
     }
-    for (std::size_t i = 0; i < L * L; ++i) sc.H[i] = a.P[i];
-    for (std::size_t l = 0; l < L; ++l) sc.H[l * L + l] += sc.D[l];
+    for (std::size_t i = 0; i < L * L; ++i) sc.R[i] = a.Pt[i];
+    for (std::size_t l = 0; l < L; ++l) sc.R[l * L + l] += sc.D[l];
+}
+
+// exp(x) for x <= 0 (0 below -708): x = n log 2 + r, |r| <= log(2) / 2, exp(r) by
+// its Taylor polynomial to degree 13 (truncation < 5e-18 relative), 2^n by the
+// exponent bits.
+inline double exp_neg(double x) {
+    const double xc = x < -708.0 ? -708.0 : x;
+    const double shift = 0x1.8p52;
+    const double kd = xc * 0x1.71547652b82fep0 + shift;  // n in its low bits
+    const double n = kd - shift;
+    const double r = (xc - n * 0x1.62e42fee00000p-1) - n * 0x1.a39ef35793c76p-33;
+    double p = 1.0 / 6227020800.0;
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    p = p * r + 1.0;
+    std::uint64_t b;
+    std::memcpy(&b, &kd, sizeof b);
+    b = (b + 1023) << 52;
+    double scale;
+    std::memcpy(&scale, &b, sizeof scale);
+    const double y = p * scale;
+    return x < -708.0 ? 0.0 : y;
+}
+
+// log1p(t) for 0 <= t <= 1: fdlibm's s_log1p (1 + t = 2^k (1 + f), sqrt(2) / 2 <=
+// 1 + f < sqrt(2), log(1 + f) = 2 atanh(f / (2 + f)) by its minimax polynomial,
+// c the rounding error of 1 + t), branchless.
+inline double log1p_01(double t) {
+    const double u = 1.0 + t;
+    const bool big = u > 1.4142135623730951;
+    const double fb = 0.5 * u - 1.0;  // exact
+    // (1 + t - u) / u, with 1 / u to a few per cent (c is below 2^-53)
+    const double cb = (t - (u - 1.0)) * (1.2071067811865475 - 0.35355339059327373 * u);
+    const double f = big ? fb : t;
+    const double k = big ? 1.0 : 0.0;
+    const double c = big ? cb : 0.0;
+    const double hfsq = 0.5 * f * f;
+    const double s = f / (2.0 + f);
+    const double z = s * s;
+    const double R =
+        z * (6.666666666666735130e-01 +
+             z * (3.999999999940941908e-01 +
+                  z * (2.857142874366239149e-01 +
+                       z * (2.222219843214978396e-01 +
+                            z * (1.818357216161805012e-01 +
+                                 z * (1.531383769920937332e-01 + z * 1.479819860511658591e-01))))));
+    return k * 6.93147180369123816490e-01 -
+           ((hfsq - (s * (hfsq + R) + (k * 1.90821492927058770002e-10 + c))) - f);
+}
+
+// softplus(x) = max(x, 0) + log1p(exp(-|x|)) and expit(x), branchless
+inline double softplus_v(double x) {
+    const double ax = std::fabs(x);
+    const double pos = 0.5 * (x + ax);  // max(x, 0), exact
+    return pos + log1p_01(exp_neg(-ax));
+}
+
+inline double expit_v(double x) {
+    const double t = exp_neg(-std::fabs(x));
+    const double num = x >= 0.0 ? 1.0 : t;
+    return num / (1.0 + t);
+}
+
+constexpr std::size_t kCorrelatedChunk = 64;  // draws per pass over the cells
+
+// Steps 3 and 4 for one prompt with K > 0: u = C0 z_k (sc.u, by cells: u[l n_u + k]),
+// the log weights (their max top), the weights' sum tot and sum_k w_k
+// expit(max_l eta_kl) in pm, and with moments ubar = sum_k w_k u_k and the lower
+// triangle of uu = sum_k w_k u_k u_k' (not yet divided by tot).
+CAPFRONT_CORR_CLONES inline void draws(const CorrelatedArgs& a, const double* C0t, const double* m,
+                                       const double* Sn, const double* Gn, Scratch& sc,
+                                       double base, const double* zz, double& top, double& tot,
+                                       double& pm) {
+    const std::size_t L = a.L, K = a.K;
+    const bool pair = a.antithetic;
+    // with antithetic draws (z_{k + K/2} = -z_k, exactly) u is computed for the
+    // first half only: the second half's is -u, bit for bit
+    const std::size_t n_u = pair ? K / 2 : K;
+    const double c = a.inflate;
+    double* __restrict U = sc.u.data();
+    for (std::size_t l = 0; l < L; ++l) {  // u_l = sum_{j <= l} C0[l, j] z_j, in j order
+        double* __restrict ur = U + l * n_u;
+        const double* __restrict z0 = a.zt;
+        const double c0 = C0t[l];
+        for (std::size_t k = 0; k < n_u; ++k) ur[k] = c0 * z0[k];
+        for (std::size_t j = 1; j <= l; ++j) {
+            const double cj = C0t[j * L + l];
+            const double* __restrict zj = a.zt + j * n_u;
+            for (std::size_t k = 0; k < n_u; ++k) ur[k] += cj * zj[k];
+        }
+    }
+    const double* __restrict Pa = sc.Pa.data();
+    const double* __restrict D = sc.D.data();
+    double* __restrict lw = sc.lw.data();
+    double* __restrict emax = sc.emax.data();
+    const double* __restrict log_q = a.log_q;
+    const double inf = std::numeric_limits<double>::infinity();
+    alignas(64) double lik1[kCorrelatedChunk], lik2[kCorrelatedChunk], mx1[kCorrelatedChunk],
+        mx2[kCorrelatedChunk], pu[kCorrelatedChunk], du[kCorrelatedChunk];
+    for (std::size_t k0 = 0; k0 < n_u; k0 += kCorrelatedChunk) {
+        const std::size_t kn = corr_detail::min_(kCorrelatedChunk, n_u - k0);
+        for (std::size_t q = 0; q < kn; ++q) {
+            lik1[q] = lik2[q] = pu[q] = du[q] = 0.0;
+            mx1[q] = mx2[q] = -inf;
+        }
+        // a missing cell (S = G = 0) adds 0 to lik (softplus is finite)
+        for (std::size_t l = 0; l < L; ++l) {
+            const double* __restrict ur = U + l * n_u + k0;
+            const double Sl = Sn[l], Gl = Gn[l], ml = m[l], pa = Pa[l], dl = D[l];
+            if (pair) {
+                for (std::size_t q = 0; q < kn; ++q) {
+                    const double v = ur[q], cv = c * v;
+                    const double e1 = ml + cv, e2 = ml - cv;
+                    mx1[q] = e1 > mx1[q] ? e1 : mx1[q];
+                    mx2[q] = e2 > mx2[q] ? e2 : mx2[q];
+                    lik1[q] += Sl * e1 - Gl * softplus_v(e1);
+                    lik2[q] += Sl * e2 - Gl * softplus_v(e2);
+                    pu[q] += pa * v;
+                    du[q] += dl * v * v;
+                }
+            } else {
+                for (std::size_t q = 0; q < kn; ++q) {
+                    const double v = ur[q];
+                    const double e1 = ml + c * v;
+                    mx1[q] = e1 > mx1[q] ? e1 : mx1[q];
+                    lik1[q] += Sl * e1 - Gl * softplus_v(e1);
+                    pu[q] += pa * v;
+                    du[q] += dl * v * v;
+                }
+            }
+        }
+        for (std::size_t q = 0; q < kn; ++q) {
+            const std::size_t k = k0 + q;
+            lw[k] = lik1[q] + base - c * pu[q] - 0.5 * c * c * (zz[k] - du[q]) - log_q[k];
+            emax[k] = mx1[q];
+        }
+        if (pair)
+            for (std::size_t q = 0; q < kn; ++q) {
+                const std::size_t k = k0 + q + n_u;
+                lw[k] = lik2[q] + base - c * (-pu[q]) - 0.5 * c * c * (zz[k] - du[q]) - log_q[k];
+                emax[k] = mx2[q];
+            }
+    }
+    double t = -inf;
+    for (std::size_t k = 0; k < K; ++k) t = lw[k] > t ? lw[k] : t;
+    top = t;
+    for (std::size_t k = 0; k < K; ++k) {
+        lw[k] = exp_neg(lw[k] - t);  // the weights
+        emax[k] = expit_v(emax[k]);
+    }
+    double s = 0.0, p = 0.0;  // in draw order
+    for (std::size_t k = 0; k < K; ++k) {
+        s += lw[k];
+        p += lw[k] * emax[k];
+    }
+    tot = s;
+    pm = p;
+    if (!a.moments) return;
+    // a draw and its antithetic copy: weights w1 and w2 on u and -u
+    double* __restrict ws = sc.ws.data();
+    double* __restrict wd = sc.wd.data();
+    double* __restrict wu = sc.wu.data();
+    for (std::size_t k = 0; k < n_u; ++k) {
+        const double w1 = lw[k], w2 = pair ? lw[k + n_u] : 0.0;
+        ws[k] = w1 + w2;
+        wd[k] = w1 - w2;
+    }
+    // sums over the draws in 8 interleaved partial sums (fixed order)
+    constexpr std::size_t W = 8;
+    const std::size_t nb = n_u - n_u % W;
+    auto dot = [&](const double* __restrict x, const double* __restrict y) {
+        double acc[W] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        for (std::size_t k = 0; k < nb; k += W)
+            for (std::size_t q = 0; q < W; ++q) acc[q] += x[k + q] * y[k + q];
+        for (std::size_t k = nb; k < n_u; ++k) acc[k - nb] += x[k] * y[k];
+        return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    };
+    for (std::size_t i = 0; i < L; ++i) {
+        const double* __restrict ui = U + i * n_u;
+        sc.ubar[i] = dot(wd, ui);
+        for (std::size_t k = 0; k < n_u; ++k) wu[k] = ws[k] * ui[k];
+        double* row = sc.uu.data() + i * L;
+        for (std::size_t j = 0; j <= i; ++j) row[j] = dot(wu, U + j * n_u);
+    }
 }
 
 // One prompt: mode into m (in place), moments into s1/s2 (added), ll and post.
 // Returns false if a Hessian was not positive definite.
-inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& sc,
+CAPFRONT_CORR_CLONES inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& sc,
                    const double* zz, double* s1, double* s2, double& ll, double& post) {
     const std::size_t L = a.L, K = a.K;
     const double* Sn = a.S + n * L;
     const double* Gn = a.G + n * L;
     for (std::size_t it = 0; it < a.newton_iters; ++it) {
         hessian(a, Gn, m, sc);
-        for (std::size_t i = 0; i < L; ++i) {
-            double v = Sn[i] - Gn[i] * sc.s[i];
-            for (std::size_t j = 0; j < L; ++j) v -= a.P[i * L + j] * (m[j] - a.mu[j]);
-            sc.step[i] = v;
+        // the gradient S - G s - P (m - mu) (by columns of P: each entry's terms in
+        // j order)
+        for (std::size_t i = 0; i < L; ++i) sc.step[i] = Sn[i] - Gn[i] * sc.s[i];
+        for (std::size_t j = 0; j < L; ++j) {
+            const double dj = m[j] - a.mu[j];
+            const double* __restrict pj = a.Pt + j * L;
+            for (std::size_t i = 0; i < L; ++i) sc.step[i] -= pj[i] * dj;
         }
-        sc.R = sc.H;
-        if (!cholesky(sc.R.data(), L)) return false;
-        chol_solve(sc.R.data(), L, sc.step.data());
+        if (!cholesky_t(sc.R.data(), L)) return false;
+        chol_solve_t(sc.R.data(), L, sc.step.data());
         double big = 0.0;
-        for (std::size_t l = 0; l < L; ++l) big = std::max(big, std::abs(sc.step[l]));
-        const double f = std::min(1.0, kCorrelatedMaxStep / std::max(big, 1e-12));
+        for (std::size_t l = 0; l < L; ++l) big = corr_detail::max_(big, std::fabs(sc.step[l]));
+        const double f = corr_detail::min_(1.0, kCorrelatedMaxStep / corr_detail::max_(big, 1e-12));
         for (std::size_t l = 0; l < L; ++l) m[l] += sc.step[l] * f;
         if (big < kCorrelatedNewtonTol) break;
     }
     hessian(a, Gn, m, sc);
-    sc.R = sc.H;
-    if (!cholesky(sc.R.data(), L)) return false;
-    // V = H^-1 column by column, then its lower factor (in sc.V)
-    for (std::size_t j = 0; j < L; ++j) {
-        std::fill(sc.g.begin(), sc.g.end(), 0.0);
-        sc.g[j] = 1.0;
-        chol_solve(sc.R.data(), L, sc.g.data());
-        for (std::size_t i = 0; i < L; ++i) sc.V[i * L + j] = sc.g[i];
-    }
+    if (!cholesky_t(sc.R.data(), L)) return false;
+    // V = H^-1 (sc.V, symmetrised), then its lower factor C0 by columns (sc.H:
+    // C0t[j L + i] = C0[i, j], i >= j)
+    chol_inverse_t(sc.R.data(), L, sc.V.data());
     for (std::size_t i = 0; i < L; ++i)
         for (std::size_t j = 0; j < i; ++j)
             sc.V[i * L + j] = sc.V[j * L + i] = 0.5 * (sc.V[i * L + j] + sc.V[j * L + i]);
-    std::vector<double>& Vfull = sc.uu;  // keep V for the Laplace moments
-    Vfull = sc.V;
-    if (!cholesky(sc.V.data(), L)) return false;
-    const double* C0 = sc.V.data();
+    const std::vector<double>& Vfull = sc.V;  // V for the Laplace moments
+    sc.H = sc.V;  // row j of V holds V[i, j], i >= j (symmetric)
+    if (!cholesky_t(sc.H.data(), L)) return false;
+    const double* C0t = sc.H.data();
     double log_c0 = 0.0;
-    for (std::size_t l = 0; l < L; ++l) log_c0 += std::log(C0[l * L + l]);
+    for (std::size_t l = 0; l < L; ++l) log_c0 += std::log(C0t[l * L + l]);
     double q0 = 0.0, lc = 0.0, loglik_m = 0.0;
+    // Pa = P (m - mu), by columns of P (each entry's terms in j order)
+    std::fill(sc.Pa.begin(), sc.Pa.end(), 0.0);
+    for (std::size_t j = 0; j < L; ++j) {
+        const double dj = m[j] - a.mu[j];
+        const double* __restrict pj = a.Pt + j * L;
+        for (std::size_t i = 0; i < L; ++i) sc.Pa[i] += pj[i] * dj;
+    }
     for (std::size_t i = 0; i < L; ++i) {
-        double v = 0.0;
-        for (std::size_t j = 0; j < L; ++j) v += a.P[i * L + j] * (m[j] - a.mu[j]);
-        sc.Pa[i] = v;
+        const double v = sc.Pa[i];
         q0 += (m[i] - a.mu[i]) * v;
         if (Gn[i] > 0.0) {
             lc += std::lgamma(Gn[i] + 1.0) - std::lgamma(Sn[i] + 1.0) -
@@ -195,7 +484,7 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
     if (K == 0) {
         ll = loglik_m - 0.5 * q0 - 0.5 * a.logdet + log_c0 + lc;
         double mx = -std::numeric_limits<double>::infinity();
-        for (std::size_t l = 0; l < L; ++l) mx = std::max(mx, m[l]);
+        for (std::size_t l = 0; l < L; ++l) mx = corr_detail::max_(mx, m[l]);
         post = expit(mx);
         if (!a.moments) return true;
         for (std::size_t i = 0; i < L; ++i) {
@@ -208,87 +497,36 @@ inline bool prompt(const CorrelatedArgs& a, std::size_t n, double* m, Scratch& s
     const double base = -0.5 * q0 - 0.5 * a.logdet + log_c0 +
                         static_cast<double>(L) * (std::log(c) - kHalfLog2Pi);
     double top = -std::numeric_limits<double>::infinity();
-    // u = C0 z_k by columns of C0 (axpy, contiguous); with antithetic draws
-    // (z_{k + K/2} = -z_k, exactly) u is computed for the first half only: the
-    // second half's is -u, bit for bit
-    const std::size_t n_u = a.antithetic ? K / 2 : K;
-    for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t j = 0; j <= i; ++j) sc.R[j * L + i] = C0[i * L + j];  // C0'
-    for (std::size_t k = 0; k < n_u; ++k) {
-        const double* zk = a.z + k * L;
-        double* u = sc.u.data() + k * L;
-        std::fill(u, u + L, 0.0);
-        for (std::size_t j = 0; j < L; ++j) {
-            const double zj = zk[j];
-            const double* cj = sc.R.data() + j * L;
-            for (std::size_t l = j; l < L; ++l) u[l] += cj[l] * zj;
-        }
-    }
-    for (std::size_t k = 0; k < K; ++k) {
-        const bool neg = k >= n_u;
-        const double* u = sc.u.data() + (neg ? k - n_u : k) * L;
-        const double cs = neg ? -c : c;
-        double lik = 0.0, pu = 0.0, du = 0.0;
-        double mx = -std::numeric_limits<double>::infinity();
-        for (std::size_t l = 0; l < L; ++l) {
-            const double v = u[l];
-            const double e = m[l] + cs * v;
-            mx = std::max(mx, e);
-            if (Gn[l] > 0.0) lik += Sn[l] * e - Gn[l] * softplus(e);
-            pu += sc.Pa[l] * v;
-            du += sc.D[l] * v * v;
-        }
-        if (neg) pu = -pu;
-        const double lw = lik + base - c * pu - 0.5 * c * c * (zz[k] - du) - a.log_q[k];
-        sc.lw[k] = lw;
-        sc.emax[k] = mx;
-        top = std::max(top, lw);
-    }
     double tot = 0.0, pm = 0.0;
-    std::fill(sc.ubar.begin(), sc.ubar.end(), 0.0);
-    std::fill(sc.uu.begin(), sc.uu.end(), 0.0);
-    for (std::size_t k = 0; k < K; ++k) {
-        const double w = std::exp(sc.lw[k] - top);
-        sc.lw[k] = w;
-        tot += w;
-        pm += w * expit(sc.emax[k]);
-    }
-    if (a.moments) {
-        for (std::size_t k = 0; k < n_u; ++k) {
-            // a draw and its antithetic copy: weights w1 and w2 on u and -u
-            const double w1 = sc.lw[k];
-            const double w2 = n_u < K ? sc.lw[k + n_u] : 0.0;
-            const double* u = sc.u.data() + k * L;
-            for (std::size_t i = 0; i < L; ++i) {
-                sc.ubar[i] += (w1 - w2) * u[i];
-                const double wu = (w1 + w2) * u[i];
-                double* row = sc.uu.data() + i * L;
-                for (std::size_t j = 0; j <= i; ++j) row[j] += wu * u[j];
-            }
-        }
-    }
+    draws(a, C0t, m, Sn, Gn, sc, base, zz, top, tot, pm);
     ll = top + std::log(tot / static_cast<double>(K)) + lc - a.cv_log_norm;
     post = pm / tot;
     if (!a.moments) return true;
     for (std::size_t i = 0; i < L; ++i) sc.ubar[i] /= tot;
-    // the control variate: ug = C0 zbar, cb = C0 B C0' (lower triangle)
-    for (std::size_t i = 0; i < L; ++i) {
-        double v = 0.0;
-        for (std::size_t j = 0; j <= i; ++j) v += C0[i * L + j] * a.cv_zbar[j];
-        sc.ug[i] = v;
+    // the control variate: ug = C0 zbar, cb = C0 B C0' (lower triangle); by rows
+    // of C0' and B (each entry's terms in k order)
+    std::fill(sc.ug.begin(), sc.ug.end(), 0.0);
+    for (std::size_t j = 0; j < L; ++j) {
+        const double zj = a.cv_zbar[j];
+        const double* __restrict cj = C0t + j * L;
+        for (std::size_t i = j; i < L; ++i) sc.ug[i] += cj[i] * zj;
     }
-    for (std::size_t i = 0; i < L; ++i)  // R <- C0 B (row i)
-        for (std::size_t j = 0; j < L; ++j) {
-            double v = 0.0;
-            for (std::size_t k = 0; k <= i; ++k) v += C0[i * L + k] * a.cv_B[k * L + j];
-            sc.R[i * L + j] = v;
+    std::fill(sc.R.begin(), sc.R.end(), 0.0);
+    std::fill(sc.cb.begin(), sc.cb.end(), 0.0);
+    for (std::size_t i = 0; i < L; ++i) {
+        double* __restrict ri = sc.R.data() + i * L;  // R <- C0 B (row i)
+        for (std::size_t k = 0; k <= i; ++k) {
+            const double cik = C0t[k * L + i];
+            const double* __restrict bk = a.cv_B + k * L;
+            for (std::size_t j = 0; j < L; ++j) ri[j] += cik * bk[j];
         }
-    for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t j = 0; j <= i; ++j) {
-            double v = 0.0;
-            for (std::size_t k = 0; k <= j; ++k) v += sc.R[i * L + k] * C0[j * L + k];
-            sc.cb[i * L + j] = v;
+        double* __restrict cbi = sc.cb.data() + i * L;
+        for (std::size_t k = 0; k <= i; ++k) {
+            const double rik = ri[k];
+            const double* __restrict ck = C0t + k * L;
+            for (std::size_t j = k; j <= i; ++j) cbi[j] += rik * ck[j];
         }
+    }
     for (std::size_t i = 0; i < L; ++i) {
         s1[i] += m[i] + c * (sc.ubar[i] - sc.ug[i]);
         for (std::size_t j = 0; j <= i; ++j) {
@@ -328,7 +566,7 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
         std::vector<double> gk(K);
         for (std::size_t k = 0; k < K; ++k) {
             gk[k] = -0.5 * c2 * zz[k] - a.log_q[k];
-            top = std::max(top, gk[k]);
+            top = corr_detail::max_(top, gk[k]);
         }
         double tot = 0.0;
         for (std::size_t k = 0; k < K; ++k) tot += (gk[k] = std::exp(gk[k] - top));
@@ -352,7 +590,7 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
         for (std::size_t k = 0; k < K; ++k) {
             lg[k] = -0.5 * c * c * zz[k] - a.log_q[k] +
                     static_cast<double>(L) * (std::log(c) - kHalfLog2Pi);
-            top = std::max(top, lg[k]);
+            top = corr_detail::max_(top, lg[k]);
         }
         double tot = 0.0;
         for (std::size_t k = 0; k < K; ++k) tot += std::exp(lg[k] - top);
@@ -365,10 +603,20 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
         args.antithetic = a.z[(K / 2) * L + i] == -a.z[i];
     args.cv_zbar = zbar.data();
     args.cv_B = B.data();
+    // z' of the draws whose u is computed (the first half with antithetic draws)
+    const std::size_t n_u = args.antithetic ? K / 2 : K;
+    std::vector<double> zt(L * n_u);
+    for (std::size_t k = 0; k < n_u; ++k)
+        for (std::size_t l = 0; l < L; ++l) zt[l * n_u + k] = a.z[k * L + l];
+    args.zt = zt.data();
+    std::vector<double> Pt(L * L);
+    for (std::size_t i = 0; i < L; ++i)
+        for (std::size_t j = 0; j < L; ++j) Pt[j * L + i] = a.P[i * L + j];
+    args.Pt = Pt.data();
     parallel_blocks(n_blocks, 1, [&](std::size_t b0, std::size_t b1) {
         corr_detail::Scratch sc(L, K);
         for (std::size_t b = b0; b < b1; ++b) {
-            const std::size_t i1 = std::min(N, (b + 1) * kCorrelatedBlock);
+            const std::size_t i1 = corr_detail::min_(N, (b + 1) * kCorrelatedBlock);
             for (std::size_t n = b * kCorrelatedBlock; n < i1; ++n) {
                 if (!corr_detail::prompt(args, n, m + n * L, sc, zz.data(), part1.data() + b * L,
                                          part2.data() + b * L * L, ll[n], post[n])) {
@@ -388,5 +636,10 @@ inline std::size_t correlated_estep(const CorrelatedArgs& a, double* m, double* 
     }
     return n_bad;
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
+#undef CAPFRONT_CORR_CLONES
 
 }  // namespace capfront
