@@ -1,8 +1,10 @@
 """Wall and CPU time of ``capfront.audit`` (defaults) at the issue's size,
 N = 10,000 prompts, L = 20 models, G = 10 draws, on battery worlds
-(docs/scripts/worlds.py) named on the command line; one warm-up call first.
+(docs/scripts/worlds.py) named on the command line; one warm-up call first
+(``--cold``: none, the first call of a fresh process as a user runs it).
 
     PYTHONPATH=python python bench/audit_time.py topics pgm_own
+    PYTHONPATH=python python bench/audit_time.py --cold lowrank_3 clustered
 """
 
 from __future__ import annotations
@@ -20,19 +22,23 @@ from worlds import world  # noqa: E402
 import capfront as cf  # noqa: E402
 
 
-def main(names: list[str]) -> None:
+def main(names: list[str], cold: bool = False) -> None:
     for name in names:
         w = world(name)(10_000, 20, 10, 1, pop=2000)
-        cf.audit(w.results, seed=1)  # warm-up: JIT caches, thread pools
+        if not cold:
+            cf.audit(w.results, seed=1)  # warm-up: JIT caches, thread pools
         t0, c0 = time.perf_counter(), time.process_time()
         a = cf.audit(w.results, seed=1)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         print(
             f"{name}: K = {a.latent_classes}, family {a.family}, "
+            f"quoted {a.recommended}, trusted {a.trusted}, "
             f"wall {wall:.1f} s, CPU {cpu:.1f} s, load {os.getloadavg()[0]:.2f}",
             flush=True,
         )
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["topics", "pgm_own"])
+    args = sys.argv[1:]
+    cold = "--cold" in args
+    main([a for a in args if a != "--cold"] or ["topics", "pgm_own"], cold)
