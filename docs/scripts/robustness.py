@@ -16,7 +16,9 @@ prompts, and the same key gives the same data in every run.
 
 Method rows (``docs/data/battery_methods.csv``): the estimate of every method of
 ``capfront.debiased_oracle`` (``METHODS``), the oracle of the data set's prompts
-``mean_n max_l p`` and the population oracle. Audit rows
+``mean_n max_l p`` and the population oracle; ``pgm_aic``, ``correlated_aic``
+and ``aic_pick`` (the estimate of the one with the lower AIC: what the audit's
+``correlated="auto"`` compares before it scores the correlated model). Audit rows
 (``docs/data/battery_audit.csv``, with ``--audit``): ``a = capfront.audit(res,
 n_sims=--audit-sims, seed=seed)``; ``r = capfront.debiased_oracle(res,
 a.recommended, audit=a)``: ``a.recommended``, ``r.value``, ``r.ci`` (the quoted
@@ -59,7 +61,12 @@ METHODS = (
     "jackknife",
     "extrapolation",
     "double_bc",
+    "correlated",
 )
+# not a method of capfront.debiased_oracle: pgm or correlated, whichever has the
+# lower AIC on the data (both fitted to all N prompts): what the audit's
+# correlated="auto" compares before it scores the correlated model
+AIC_PICK = "aic_pick"
 SHORT = {
     "naive": "naive",
     "pgm": "pgm",
@@ -68,6 +75,8 @@ SHORT = {
     "jackknife": "jk",
     "extrapolation": "ext",
     "double_bc": "dbc",
+    "correlated": "corr",
+    AIC_PICK: "aic",
 }
 KEY = ["tag", "family", "L", "G", "rep"]
 Z = 1.959964
@@ -119,12 +128,22 @@ def run_methods(
     w, seed = _world(key["family"], key["L"], key["G"], key["rep"], N)
     row = _base_row(key, w, seed)
     t0 = time.perf_counter()
+    aic = {}
     for m in methods:
         try:
-            row[m] = float(cf.debiased_oracle(w.results, m).value)
+            r = cf.debiased_oracle(w.results, m)
+            row[m] = float(r.value)
+            fit = r.diagnostics.get("fit") if m in ("pgm", "correlated") else None
+            if fit is not None:  # the fit's AIC, and pgm's classes and family
+                aic[m] = 2.0 * fit.n_params - 2.0 * fit.loglik
+                row[f"{m}_aic"] = aic[m]
+                if m == "pgm":
+                    row.update(pgm_classes=int(fit.n_classes), pgm_family=fit.family)
         except Exception as exc:  # a failing method is a result, not a crash
             row[m] = np.nan
             row[f"{m}_error"] = f"{type(exc).__name__}: {exc}"[:200]
+    if len(aic) == 2:
+        row[AIC_PICK] = row[min(aic, key=lambda k: (aic[k], k != "pgm"))]
     row["seconds"] = time.perf_counter() - t0
     return row
 
@@ -259,8 +278,10 @@ def _stats(err: np.ndarray) -> tuple[float, float, float, float]:
 
 
 def _ran(d: pd.DataFrame) -> list[str]:
-    """The methods with estimates in these rows (naive is its own column)."""
-    return [m for m in METHODS if m != "naive" and m in d and d[m].notna().any()]
+    """The methods with estimates in these rows (naive is its own column), and
+    the AIC pick between pgm and correlated where both ran."""
+    cols = [*METHODS, AIC_PICK]
+    return [m for m in cols if m != "naive" and m in d and d[m].notna().any()]
 
 
 def method_table(rows: pd.DataFrame, tag: str) -> str:
