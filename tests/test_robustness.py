@@ -36,6 +36,10 @@ def test_run_methods_row(monkeypatch: pytest.MonkeyPatch) -> None:
         assert 0.0 <= row[m] <= 1.0, m
     assert row["naive"] == pytest.approx(row["naive_value"])
     assert row["crossfit"] < row["naive"]  # cross-fitting is biased down
+    # the AIC pick is pgm's or the correlated model's estimate, by the lower AIC
+    pick = "correlated" if row["correlated_aic"] < row["pgm_aic"] else "pgm"
+    assert row[rb.AIC_PICK] == row[pick]
+    assert row["pgm_classes"] >= 1 and row["pgm_family"] in ("logitnormal", "logit_t")
     assert 0.0 <= row["oracle"] <= 1.0 and 0.0 <= row["population_oracle"] <= 1.0
 
 
