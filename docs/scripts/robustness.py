@@ -285,20 +285,20 @@ def _ran(d: pd.DataFrame) -> list[str]:
 
 
 def method_table(rows: pd.DataFrame, tag: str) -> str:
-    """Bias +- MCSE (and RMSE) per method per cell, points, vs the prompts'
-    oracle; a * marks a cell meeting the bias target."""
+    """Bias +- its Monte Carlo SE (and RMSE) per method per cell, points, vs the
+    prompts' oracle; a * marks a cell meeting the bias target."""
     d = rows[rows["tag"] == tag]
     ran = _ran(d)
     head = ["family", "L", "G", "n", "naive", *[SHORT[m] for m in ran]]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (f, L, G), g in d.groupby(["family", "L", "G"], sort=False):
         naive_bias = _stats((g["naive_value"] - g["oracle"]).to_numpy())[0] / 100
-        b, _, r, _ = _stats((g["naive_value"] - g["oracle"]).to_numpy())
-        cells = [f, str(L), str(G), str(len(g)), f"{b:+.2f} ({r:.2f})"]
+        b, sb, r, _ = _stats((g["naive_value"] - g["oracle"]).to_numpy())
+        cells = [f, str(L), str(G), str(len(g)), f"{b:+.2f} +- {sb:.2f} ({r:.2f})"]
         for m in ran:
             b, sb, r, _ = _stats((g[m] - g["oracle"]).to_numpy())
             mark = "*" if _target(b / 100, naive_bias) else ""
-            cells.append(f"{b:+.2f}{mark} ({r:.2f})")
+            cells.append(f"{b:+.2f}{mark} +- {sb:.2f} ({r:.2f})")
         out.append("| " + " | ".join(cells) + " |")
     return "\n".join(out)
 
