@@ -99,3 +99,37 @@ def test_untrusted_bracket_text_names_z() -> None:
         assert f"{z} x its sampling SE" in q["how"]
         lo, hi = q["ci"]
         assert lo <= min(a.bracket) and hi >= max(a.bracket)
+
+
+@pytest.fixture(scope="module")
+def small_audit():
+    return cf.audit(cf.simulate(80, 3, 6, seed=2), n_sims=2, seed=1)
+
+
+@pytest.mark.parametrize(
+    "method, passing, expected",
+    [
+        ("pgm", ("latent",), True),
+        ("pgm", ("latent", "classes"), True),
+        ("pgm", ("latent", "posterior"), False),  # a world that is not pgm's fit
+        ("correlated", ("correlated",), True),
+        ("correlated", ("correlated", "posterior"), False),
+        ("pgm", ("correlated",), False),  # another model's world checks pgm
+        ("jackknife", ("latent",), False),  # no model of its own
+        ("pgm", (), False),  # nothing passed: untrusted, not self-audited
+    ],
+)
+def test_self_audited(small_audit, method, passing, expected):
+    """``self_audited``: every passing world is the quoted model's own fit."""
+    import dataclasses
+
+    worlds = ("latent", "classes", "posterior", "correlated")
+    a = dataclasses.replace(
+        small_audit,
+        recommended=method,
+        world_weights={w: float(w in passing) for w in worlds},
+    )
+    assert a.self_audited is expected
+    assert audit_result.OWN_WORLDS["pgm"] == ("latent", "classes")
+    # no simulated worlds (many draws per cell): nothing audited at all
+    assert dataclasses.replace(a, n_sims=0).self_audited is False

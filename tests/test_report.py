@@ -426,6 +426,35 @@ def test_audit_verdict_is_rendered(small, monkeypatch):
     assert "checks did not all pass" not in text
 
 
+def test_self_audit_is_said(small, monkeypatch):
+    """An audit whose passing worlds are all the quoted model's own says so in
+    report.json (``self_audited``) and in the text, instead of the plain
+    "checks passed" note."""
+    import capfront.report as report_mod
+
+    real = capfront.audit
+
+    def own_only(*args, **kwargs):
+        a = real(*args, **kwargs)
+        a.trusted = True
+        a.recommended = "pgm"
+        a.world_weights = {w: float(w == "latent") for w in a.world_weights}
+        a.world_weights["latent"] = 1.0
+        return a
+
+    monkeypatch.setattr(report_mod, "run_audit", own_only)
+    rep = build_report(small, n_resamples=20, audit_sims=2)
+    assert rep.data["debiased_oracle"]["audit"]["self_audited"] is True
+    text = rendered(rep)
+    assert "only the quoted model's own simulated world reproduced" in text
+    assert "checks passed for at least one simulated world" not in text
+    # another world passing too: the plain note
+    rep.data["debiased_oracle"]["audit"]["self_audited"] = False
+    text = rendered(rep.data)
+    assert "only the quoted model's own" not in text
+    assert "checks passed for at least one simulated world" in text
+
+
 def test_no_phantom_files(sim_report, tmp_path):
     import copy
 

@@ -491,7 +491,7 @@ def tables(args: argparse.Namespace) -> None:
     for tag in tags:
         if methods is not None and (methods["tag"] == tag).any():
             if not args.summary:
-                print(f"\n### Methods, tag {tag}: bias (RMSE), points\n")
+                print(f"\n### Methods, tag {tag}: bias +- MC SE (RMSE), points\n")
                 print(method_table(methods, tag))
             print(f"\n### Per family, tag {tag}: cells on target (bias/RMSE); ")
             print("worst |bias| / naive bias; worst RMSE\n")

@@ -399,6 +399,8 @@ def _run_audit(
         "table": jsonable(audit.table),
         # the audit's verdict
         "trusted": jsonable(audit.trusted),
+        # every passing world is the quoted model's own (AuditResult.self_audited)
+        "self_audited": jsonable(audit.self_audited),
         "bracket": jsonable(audit.bracket),
         "checks": jsonable(audit.checks),
         # the correlated logit-normal against pgm (AIC; whether it was scored)

@@ -155,7 +155,15 @@ def _trust_notes(deb: Mapping[str, Any]) -> list[str]:
     notes = []
     trusted = audit.get("trusted")
     bracket = audit.get("bracket")
-    if trusted is True:
+    if trusted is True and audit.get("self_audited") is True:
+        notes.append(
+            "only the quoted model's own simulated world reproduced the data's "
+            "checks, so the audit measured the error that model makes on data it "
+            "describes exactly; an error from structure it misses is not in the "
+            "interval, and the bracket is the safer guide to how far off it can be "
+            "(measured coverage: docs/debiasing.md)"
+        )
+    elif trusted is True:
         notes.append(
             "the audit's checks passed for at least one simulated world, and on those "
             "worlds the method is nearly unbiased; the interval can still be too "
