@@ -133,3 +133,39 @@ def test_self_audited(small_audit, method, passing, expected):
     assert audit_result.OWN_WORLDS["pgm"] == ("latent", "classes")
     # no simulated worlds (many draws per cell): nothing audited at all
     assert dataclasses.replace(a, n_sims=0).self_audited is False
+
+
+def test_self_audited_correlated_reaches_towards_pgm(small_audit):
+    """A correlated model quoted where only its own world passed counts half its
+    distance to pgm's estimate as model spread (twice that, BIAS_FACTOR, in the
+    interval); with another world passing, or for another method, none."""
+    import dataclasses
+
+    a0 = small_audit
+    table = a0.table.copy()
+    table.loc["correlated"] = table.loc["pgm"]
+    values = {**a0.data_estimates["value"], "correlated": 0.70, "pgm": 0.74}
+    a = dataclasses.replace(
+        a0,
+        table=table,
+        recommended="correlated",
+        world_weights={"latent": 0.0, "posterior": 0.0, "correlated": 1.0},
+        data_estimates={**a0.data_estimates, "value": values},
+    )
+    assert a.self_audited
+    spread = audit_result.RIVAL_SHARE * 0.04
+    assert a.model_spread() == pytest.approx(spread)
+    row = table.loc["correlated"]
+    z = float(stats.norm.ppf(0.5 + a.level / 2))
+    half = z * row["sd"] + BIAS_FACTOR * max(row["max_abs_bias"], spread)
+    lo, hi = a.interval(0.70)
+    assert (lo, hi) == pytest.approx((0.70 - half, 0.70 + half), abs=1e-12)
+    assert "half its distance to the pgm estimate, 2.00 points" in (
+        audit_result.explain(a)
+    )
+    # another world passed too: the correlated model was checked by it
+    b = dataclasses.replace(a, world_weights={"posterior": 1.0, "correlated": 1.0})
+    assert not b.self_audited and b.model_spread() == 0.0
+    # pgm keeps its own rival models' spread; other methods have none
+    assert a.model_spread("pgm") == audit_result._spread(a.sensitivity)
+    assert a.model_spread("jackknife") == 0.0

@@ -59,8 +59,11 @@ data measure an attenuated bias: ``BIAS_FACTOR``), where for ``pgm`` ``spread`` 
 how far its estimate moves on the data under the rival models (twice the latent
 classes, each other cell-effect family; :func:`model_sensitivity`):
 several models pass the checks and imply different oracles, and no simulated
-world shows that disagreement. With ``correct=True`` the quoted value subtracts
-the method's mean bias over the passing worlds, and the interval's half-width is
+world shows that disagreement; for the correlated model, when its own world is the
+only one that passed (it audited itself), ``spread`` is half its distance to
+``pgm``'s estimate (``AuditResult.model_spread``). With ``correct=True`` the
+quoted value subtracts the method's mean bias over the passing worlds, and the
+interval's half-width is
 ``z * max_w sqrt((bias_w - mean bias)^2 + sd_w^2)``. If no world passes, the
 audit is not trusted and quotes the bracket from the cross-fit estimate (biased
 low) to the naive one (biased high).
@@ -83,7 +86,7 @@ from ._input import check_counts, counts, even_rows, min_draws, topic_codes
 
 # the result, its interval rule and quote live in their own module (many_draws
 # builds results too); they stay importable from here
-from .audit_result import BIAS_FACTOR, AuditResult, _spread, quote
+from .audit_result import BIAS_FACTOR, AuditResult, method_spread, quote
 from .checks import CHECKS, MIN_SIMS_TO_FAIL, Z_PASS, check_sizes, z_scores
 from .checks import statistics as check_statistics
 from .extrapolation import (
@@ -793,6 +796,7 @@ def audit(
         sens_res.append((float(post.mean()), float(ll_c.sum()), int(cfit.n_params)))
     sens = None if sens_plan is None else _sensitivity_table(sens_models, sens_res)
     rows_out = []
+    passed = [w for w in names_w if weights[w] > 0]  # (not the nearest world)
     for m in methods:
         scored = [w for w in passing if summ[(w, m)]["_n"] > 0]
         parts = [summ[(w, m)] for w in scored]
@@ -827,7 +831,7 @@ def audit(
                         + BIAS_FACTOR
                         * max(
                             max(abs(p_["bias"]) for p_ in parts),
-                            _spread(sens) if m == "pgm" else 0.0,
+                            method_spread(m, sens, passed, n, data_est),
                         )
                     ).mean()
                 ),
