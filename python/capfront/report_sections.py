@@ -159,9 +159,10 @@ def _trust_notes(deb: Mapping[str, Any]) -> list[str]:
         notes.append(
             "only the quoted model's own simulated world reproduced the data's "
             "checks, so the audit measured the error that model makes on data it "
-            "describes exactly; an error from structure it misses is not in the "
-            "interval, and the bracket is the safer guide to how far off it can be "
-            "(measured coverage: docs/debiasing.md)"
+            "describes exactly; the interval adds its distance to a rival model's "
+            "estimate (see what it is made of), but an error from structure neither "
+            "model represents is not in it, and the bracket is the safer guide to "
+            "how far off it can be (measured coverage: docs/debiasing.md)"
         )
     elif trusted is True:
         notes.append(

@@ -183,9 +183,10 @@ class AuditResult(ResultProtocol):
         """Whether every world that passed the checks was drawn from the quoted
         method's own fitted model (``OWN_WORLDS``; e.g. only the ``correlated``
         world when ``correlated`` is quoted). Its measured error is then that
-        of the model on data it describes exactly: a misfit the checks do not
-        see is not in the interval (on the robustness battery such intervals
-        were tighter for their errors than the others: docs/debiasing.md)."""
+        of the model on data it describes exactly: no simulation measured its
+        misfit, and the interval's model spread (:meth:`model_spread`: pgm's
+        rival models; for the correlated model half its distance to pgm) is
+        what stands in for it (docs/debiasing.md)."""
         return _self_audited(self.recommended, self.passing_worlds(), self.n_sims)
 
     def model_spread(self, method: str | None = None) -> float:
