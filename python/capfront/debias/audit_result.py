@@ -33,8 +33,9 @@ OWN_WORLDS = {"pgm": ("latent", "classes"), "correlated": ("correlated",)}
 #: distance between the two estimates on the data (pgm's rivals are its own,
 #: ``model_sensitivity``). Where only the correlated world passed, the correlated
 #: model's interval from its own refits covered 14 of 18 battery data sets
-#: (lowrank, lowrank_3; L = 12, 30); reaching half-way to pgm's estimate
-#: (twice the spread: ``BIAS_FACTOR``) 17 of 18 (docs/debiasing.md)
+#: (lowrank, lowrank_3; L = 12, 30); with half the distance as spread (so the
+#: interval, ``BIAS_FACTOR`` times it, reaches pgm's estimate) 17 of 18
+#: (docs/debiasing.md)
 SELF_AUDIT_RIVAL = {"correlated": "pgm"}
 RIVAL_SHARE = 0.5
 
