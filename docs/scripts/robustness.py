@@ -180,6 +180,8 @@ def run_audit(key: dict[str, Any], N: int, sims: int) -> dict[str, Any]:
             max_abs_bias=float(a.table.loc[a.recommended, "max_abs_bias"]),
             spread=float(a.model_spread()),
             worlds_passing=" ".join(w for w, v in a.world_weights.items() if v > 0),
+            # every passing world is the quoted model's own (older rows: none)
+            self_audited=bool(getattr(a, "self_audited", False)),
         )
         if a.sensitivity is not None and len(a.sensitivity):
             # each rival: classes, family, estimate's difference, log-likelihood
