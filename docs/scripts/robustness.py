@@ -182,6 +182,9 @@ def run_audit(key: dict[str, Any], N: int, sims: int) -> dict[str, Any]:
             worlds_passing=" ".join(w for w, v in a.world_weights.items() if v > 0),
             # every passing world is the quoted model's own (older rows: none)
             self_audited=bool(getattr(a, "self_audited", False)),
+            # the correlated fit's leading eigenvalues before a gap (0: none;
+            # the correlated_lowrank world's rank), when it was fitted
+            gap_rank=(a.correlated or {}).get("gap_rank", np.nan),
         )
         if a.sensitivity is not None and len(a.sensitivity):
             # each rival: classes, family, estimate's difference, log-likelihood

@@ -106,7 +106,9 @@ AUDIT_METHODS = (
     "extrapolation",
     "pgm",
 )
-WORLDS = ("latent", "classes", "resampled", "posterior", "correlated")
+WORLDS = (
+    "latent", "classes", "resampled", "posterior", "correlated", "correlated_lowrank"
+)
 # the worlds simulated by default: ``resampled`` is left out, because on the
 # robustness battery's worlds its data sets never reproduced the data's checks
 # (0 of 10 data sets; its shrunk rates lose the tail near the ceiling and the
@@ -137,6 +139,9 @@ REFITTED = ("pgm", "correlated")
 # simulated data sets per passing world the correlated model is refitted to (from
 # scratch: 1-3 s each at 2,000 prompts)
 CORRELATED_SIMS = 10
+# the worlds of the correlated model: its fit and its fit without the small
+# eigenvalues (either passing the checks lets "auto" score the model)
+CORRELATED_WORLDS = ("correlated", "correlated_lowrank")
 
 
 def _cols(rows: np.ndarray, sizes: np.ndarray, want) -> np.ndarray:
@@ -175,13 +180,15 @@ def resampled_rates(S: np.ndarray, G: np.ndarray) -> np.ndarray:
     return np.clip(np.where(obs, out, m[None, :]), 0.0, 1.0)
 
 
-def correlated_sampler(f, topic: np.ndarray):
+def correlated_sampler(f, topic: np.ndarray, Sigma: np.ndarray | None = None):
     """The ``correlated`` world: ``(n, r) -> (p (n, L), topic (n,))`` with
     ``logit p ~ N(mu, Sigma)`` of ``f``, the correlated logit-normal fitted to the
     data (:func:`capfront.debias.correlated.fit_correlated`), and each prompt's
-    topic code that of a random data prompt."""
+    topic code that of a random data prompt; ``Sigma``: another covariance (the
+    ``correlated_lowrank`` world's)."""
     mu = np.asarray(f.mu, dtype=np.float64)
-    chol = np.linalg.cholesky(np.asarray(f.Sigma, dtype=np.float64))
+    Sig = np.asarray(f.Sigma if Sigma is None else Sigma, dtype=np.float64)
+    chol = np.linalg.cholesky(Sig)
 
     def sample(n: int, r: np.random.Generator):
         eta = mu + r.standard_normal((n, len(mu))) @ chol.T
@@ -645,7 +652,12 @@ def audit(
     want_cfit = want_cfit and (named_corr or bool((G[sub] > 0).any(0).all()))
     with _pool(workers) as pool:
         if want_cfit:
-            from .correlated import extend_correlated, fit_correlated
+            from .correlated import (
+                extend_correlated,
+                fit_correlated,
+                gap_rank,
+                truncated_covariance,
+            )
 
             # on the rival fits' prompts (an evenly spaced 2,000 of larger data:
             # an AIC of as many prompts as the simulated data sets have, so the
@@ -676,11 +688,25 @@ def audit(
                 "preferred": bool(d_aic < 0),
                 "scored": False,
             }
-            if (use and add_world or "correlated" in worlds) and (
-                "correlated" not in samplers
-            ):
-                samplers["correlated"] = correlated_sampler(cfit, topic)
-                w = "correlated"
+            add = {
+                "correlated": use and add_world or "correlated" in worlds,
+                # the fit without its small eigenvalues, when they are set off
+                # by a gap: where the fit is least sure (CORRELATED_LOWRANK)
+                "correlated_lowrank": use and add_world
+                or "correlated_lowrank" in worlds,
+            }
+            rank = gap_rank(cfit.Sigma)
+            corr_info["gap_rank"] = rank
+            for w in ("correlated", "correlated_lowrank"):
+                if not add[w] or w in samplers:
+                    continue
+                if w == "correlated":
+                    samplers[w] = correlated_sampler(cfit, topic)
+                elif rank:
+                    low = truncated_covariance(cfit.Sigma, rank)
+                    samplers[w] = correlated_sampler(cfit, topic, low)
+                else:
+                    continue
                 init_world(w)
                 new = world_jobs(len(names_w), w)
                 names_w.append(w)
@@ -707,7 +733,7 @@ def audit(
             use
             and add_method
             and "correlated" not in methods
-            and "correlated" in passing
+            and any(w in passing for w in CORRELATED_WORLDS)
         ):
             methods = (*methods, "correlated")
             for w in names_w:
