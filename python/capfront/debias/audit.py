@@ -107,7 +107,12 @@ AUDIT_METHODS = (
     "pgm",
 )
 WORLDS = (
-    "latent", "classes", "resampled", "posterior", "correlated", "correlated_lowrank"
+    "latent",
+    "classes",
+    "resampled",
+    "posterior",
+    "correlated",
+    "correlated_lowrank",
 )
 # the worlds simulated by default: ``resampled`` is left out, because on the
 # robustness battery's worlds its data sets never reproduced the data's checks
@@ -688,16 +693,13 @@ def audit(
                 "preferred": bool(d_aic < 0),
                 "scored": False,
             }
-            add = {
-                "correlated": use and add_world or "correlated" in worlds,
-                # the fit without its small eigenvalues, when they are set off
-                # by a gap: where the fit is least sure (CORRELATED_LOWRANK)
-                "correlated_lowrank": use and add_world
-                or "correlated_lowrank" in worlds,
-            }
+            # the correlated world, and the fit without its small eigenvalues
+            # when a gap sets them off (where the fit is least sure): "auto"
+            # adds both where the data prefer the model, or each when named
+            add = {w: (use and add_world) or w in worlds for w in CORRELATED_WORLDS}
             rank = gap_rank(cfit.Sigma)
             corr_info["gap_rank"] = rank
-            for w in ("correlated", "correlated_lowrank"):
+            for w in CORRELATED_WORLDS:
                 if not add[w] or w in samplers:
                     continue
                 if w == "correlated":
