@@ -10,7 +10,7 @@ import pytest
 
 import capfront as cf
 from capfront.debias import checks
-from capfront.debias.audit import BIAS_FACTOR
+from capfront.debias.audit import BIAS_FACTOR, CORRELATED_WORLDS
 from capfront.debias.latent import FAMILIES
 from test_latent_classes import _topics
 
@@ -203,7 +203,8 @@ def test_auto_scores_the_correlated_model_where_the_data_prefer_it():
     assert info["preferred"]
     assert "correlated" in a.world_weights
     refitted = [w for w, v in a.world_weights.items() if v > 0]
-    assert info["scored"] == ("correlated" in refitted)
+    # either world of the correlated model passing scores it
+    assert info["scored"] == any(w in refitted for w in CORRELATED_WORLDS)
     if info["scored"]:
         assert "correlated" in a.table.index
         assert "correlated" in set(a.sensitivity["family"])
@@ -219,6 +220,122 @@ def test_auto_scores_the_correlated_model_where_the_data_prefer_it():
         cf.audit(res, n_sims=2, correlated="yes")
     with pytest.raises(ValueError, match="correlated_sims"):
         cf.audit(res, n_sims=2, correlated_sims=1)
+
+
+def _cov(ev, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A covariance with eigenvalues ``ev`` and random eigenvectors ``Q``."""
+    Q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((len(ev),) * 2))
+    return (Q * np.asarray(ev)) @ Q.T, Q
+
+
+def test_gap_rank_finds_the_leading_block_of_a_low_rank_spectrum():
+    from capfront.debias.correlated import GAP, gap_rank
+
+    # rank 3 and a floor of small eigenvalues (a low-rank fit's spectrum)
+    assert gap_rank(_cov(np.r_[60.0, 20.0, 6.0, np.full(9, 0.15)])[0]) == 3
+    # smooth (independent per-cell variation): no gap
+    assert gap_rank(_cov(np.geomspace(50.0, 0.5, 12))[0]) == 0
+    # the difficulty alone is not structure
+    assert gap_rank(_cov(np.r_[60.0, np.full(11, 0.5)])[0]) == 0
+    # a gap that leaves at most L / 2 eigenvalues out is not a tail
+    assert gap_rank(_cov(np.r_[np.geomspace(60, 20, 7), np.full(5, 0.1)])[0]) == 0
+    # the factor: just above and just below it
+    for f, want in ((1.01, 2), (0.99, 0)):
+        ev = np.r_[60.0, 20.0, np.full(10, 20.0 / (GAP * f))]
+        assert gap_rank(_cov(ev)[0]) == want
+    # the first gap counts (a second, lower one does not)
+    ev = np.r_[60.0, 20.0, 1.0, 0.9, np.full(8, 0.01)]
+    assert gap_rank(_cov(ev)[0]) == 2
+
+
+def test_truncated_covariance_keeps_the_leading_eigenpairs():
+    from capfront.debias.correlated import EIGEN_RANGE, truncated_covariance
+
+    ev = np.r_[60.0, 20.0, 6.0, np.full(9, 0.15)]
+    Sig, Q = _cov(ev, seed=1)
+    T = truncated_covariance(Sig, 3)
+    np.testing.assert_allclose(T, T.T)
+    w = np.linalg.eigvalsh(T)[::-1]
+    np.testing.assert_allclose(w[:3], ev[:3], rtol=1e-10)
+    np.testing.assert_allclose(w[3:], EIGEN_RANGE[0], rtol=1e-6)
+    np.testing.assert_allclose(T @ Q[:, :3], Q[:, :3] * ev[:3], atol=1e-9)
+    # nothing of the rest: orthogonal directions keep only the floor
+    np.testing.assert_allclose(T @ Q[:, 3:], Q[:, 3:] * EIGEN_RANGE[0], atol=1e-9)
+
+
+def _low_rank_counts(seed: int, N: int = 800, L: int = 8, G: int = 10):
+    """``logit p = b + A z - d``: rank 2 plus the difficulty, no other variation
+    (continuous specialisation; the robustness battery's ``lowrank``)."""
+    r = np.random.default_rng(seed)
+    A = r.normal(0.0, 1.2, (L, 2))
+    eta = (
+        r.normal(1.0, 0.7, L)
+        + r.standard_normal((N, 2)) @ A.T
+        - r.normal(0.0, 1.5, N)[:, None]
+    )
+    return r.binomial(G, 1.0 / (1.0 + np.exp(-eta))), G
+
+
+def test_lowrank_world_samples_the_truncated_covariance():
+    from capfront.debias.audit import correlated_sampler
+    from capfront.debias.correlated import (
+        EIGEN_RANGE,
+        fit_correlated,
+        gap_rank,
+        truncated_covariance,
+    )
+
+    S, G = _low_rank_counts(6)
+    fit = fit_correlated(S, np.full(S.shape, G))
+    rank = gap_rank(fit.Sigma)
+    assert rank == 3  # two skills and the difficulty
+    low = truncated_covariance(fit.Sigma, rank)
+    p, _ = correlated_sampler(fit, np.zeros(S.shape[0], np.int64), low)(
+        200_000, np.random.default_rng(0)
+    )
+    eta = np.log(p / (1 - p))
+    np.testing.assert_allclose(eta.mean(axis=0), fit.mu, atol=0.03)
+    np.testing.assert_allclose(np.cov(eta.T), low, atol=0.02 * low.max())
+    # the fit's small eigenvalues are gone from the world's covariance
+    small = np.linalg.eigvalsh(fit.Sigma)[: S.shape[1] - rank].sum()
+    floor = (S.shape[1] - rank) * EIGEN_RANGE[0]
+    assert np.trace(fit.Sigma) - np.trace(low) == pytest.approx(small - floor)
+    assert small > 0.05
+
+
+def test_auto_adds_the_lowrank_world_on_low_rank_logits():
+    """``correlated="auto"`` on continuous specialisation: the correlated fit's
+    spectrum has a gap, so both worlds of the correlated model are simulated;
+    naming ``correlated_lowrank`` simulates it alone."""
+    S, G = _low_rank_counts(6)
+    res = cf.EvalResults.from_counts(S, G)
+    a = cf.audit(res, n_sims=4, seed=0, correlated_sims=2)
+    assert a.correlated["preferred"] and a.correlated["gap_rank"] == 3
+    assert {"correlated", "correlated_lowrank"} <= set(a.world_weights)
+    wt = a.world_table["n_sims"]
+    assert wt[("correlated_lowrank", "naive")] == 4
+    named = cf.audit(
+        res,
+        n_sims=2,
+        seed=0,
+        worlds=("latent", "correlated_lowrank"),
+        methods=("naive", "correlated"),
+        sensitivity=False,
+    )
+    assert set(named.world_weights) == {"latent", "correlated_lowrank"}
+    # no gap (a full covariance): the named world is left out
+    S2, G2 = _correlated_counts(4, N=400)
+    res2 = cf.EvalResults.from_counts(S2, G2)
+    none = cf.audit(
+        res2,
+        n_sims=2,
+        seed=0,
+        worlds=("latent", "correlated_lowrank"),
+        methods=("naive",),
+        sensitivity=False,
+    )
+    if none.correlated["gap_rank"] == 0:
+        assert set(none.world_weights) == {"latent"}
 
 
 def test_models_are_refitted_only_in_worlds_that_pass_the_checks():
