@@ -200,7 +200,7 @@ def gap_rank(Sigma: Any, gap: float = GAP) -> int:
     step down by a factor of at least ``gap`` (``lambda_r >= gap lambda_{r+1}``,
     eigenvalues in decreasing order); ``0`` when there is none, or when it
     comes after the first eigenvalue only (a difficulty shared by all models
-    and no structure) or leaves no more than ``L / 2`` eigenvalues out."""
+    and no structure) or leaves fewer than ``L / 2`` eigenvalues out."""
     ev = np.linalg.eigvalsh(np.asarray(Sigma, dtype=np.float64))[::-1]
     L = len(ev)
     for r in range(2, L // 2 + 1):
@@ -215,7 +215,8 @@ def truncated_covariance(Sigma: Any, rank: int) -> np.ndarray:
     it. The fitted covariance's small eigenvalues are where its estimate is
     least sure (the EM approaches a zero eigenvalue slowly, and noise keeps it
     positive): a world without them tests the fit where it is weakest."""
-    w, V = np.linalg.eigh(0.5 * (np.asarray(Sigma, dtype=np.float64) + Sigma.T))
+    Sig = np.asarray(Sigma, dtype=np.float64)
+    w, V = np.linalg.eigh(0.5 * (Sig + Sig.T))
     keep = np.argsort(w)[::-1][: int(rank)]
     w2 = np.full_like(w, EIGEN_RANGE[0])
     w2[keep] = w[keep]
