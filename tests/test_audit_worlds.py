@@ -171,17 +171,17 @@ def test_correlated_world_samples_the_fitted_covariance():
     assert np.allclose(np.bincount(tp) / len(tp), 1 / 3, atol=0.01)
 
 
+def _named_audit(res, worlds: tuple, methods: tuple):
+    """A two-simulation audit of the named worlds and methods (no rivals)."""
+    return cf.audit(
+        res, n_sims=2, seed=0, worlds=worlds, methods=methods, sensitivity=False
+    )
+
+
 def test_audit_with_the_correlated_world_and_method():
     S, G = _correlated_counts(4, N=400)
     res = cf.EvalResults.from_counts(S, G)
-    a = cf.audit(
-        res,
-        n_sims=2,
-        seed=0,
-        worlds=("latent", "correlated"),
-        methods=("naive", "correlated"),
-        sensitivity=False,
-    )
+    a = _named_audit(res, ("latent", "correlated"), ("naive", "correlated"))
     assert "correlated" in a.world_weights
     assert set(a.table.index) == {"naive", "correlated"}
     assert np.isfinite(a.table.loc["correlated", "bias"])
@@ -314,26 +314,12 @@ def test_auto_adds_the_lowrank_world_on_low_rank_logits():
     assert {"correlated", "correlated_lowrank"} <= set(a.world_weights)
     wt = a.world_table["n_sims"]
     assert wt[("correlated_lowrank", "naive")] == 4
-    named = cf.audit(
-        res,
-        n_sims=2,
-        seed=0,
-        worlds=("latent", "correlated_lowrank"),
-        methods=("naive", "correlated"),
-        sensitivity=False,
-    )
+    named = _named_audit(res, ("latent", "correlated_lowrank"), ("naive", "correlated"))
     assert set(named.world_weights) == {"latent", "correlated_lowrank"}
     # no gap (a full covariance): the named world is left out
     S2, G2 = _correlated_counts(4, N=400)
     res2 = cf.EvalResults.from_counts(S2, G2)
-    none = cf.audit(
-        res2,
-        n_sims=2,
-        seed=0,
-        worlds=("latent", "correlated_lowrank"),
-        methods=("naive",),
-        sensitivity=False,
-    )
+    none = _named_audit(res2, ("latent", "correlated_lowrank"), ("naive",))
     assert none.correlated["gap_rank"] == 0  # (7.1, 2.0, 0.44, 0.23)
     assert set(none.world_weights) == {"latent"}
 
