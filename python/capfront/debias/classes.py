@@ -64,8 +64,8 @@ from .latent import (
     SCALE_RES,
     SUBSAMPLE_ABOVE,
     SUBSAMPLE_SIZE,
-    EMRows,
     THETA_GRID,
+    EMRows,
     LatentFit,
     _auto_stride,
     _candidates,
@@ -211,8 +211,11 @@ def _class_em(e_step, m_step, x, max_iter: int, tol_ll: float, accelerate: bool)
     The extrapolation moves ``theta`` (clipped to ``THETA_GRID``), the
     difficulty weights and the class weights (both clipped at 0 / floored and
     renormalised); the scale is ``x2``'s. Each cycle gains at least as much as
-    two EM steps, so the stopping rule stops no earlier in the likelihood. On
-    the battery's data the mixture EM needs 3-5 times fewer E-steps (docs/debiasing.md)."""
+    two EM steps, so the stopping rule stops no earlier in the likelihood: plain
+    EM stopped where one step gained less than ``tol_ll``, often far below the
+    maximum. On 2,000-prompt battery data sets (K = 8 and 16) the accelerated
+    fits ended higher in 11 of 12 (by up to 85 nats; one 30 nats lower, another
+    local maximum) in 1.0-2.5 times less time (docs/debiasing.md)."""
     ll_old = -np.inf
     ll = -np.inf
     r = None
