@@ -163,6 +163,12 @@ def test_self_audited_correlated_reaches_towards_pgm(small_audit):
     assert "half its distance to the pgm estimate, 2.00 points" in (
         audit_result.explain(a)
     )
+    # the words follow the constant
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(audit_result, "RIVAL_SHARE", 0.25)
+        assert "0.25 times its distance to the pgm estimate, 1.00 points" in (
+            audit_result.explain(a)
+        )
     # another world passed too: the correlated model was checked by it
     b = dataclasses.replace(a, world_weights={"posterior": 1.0, "correlated": 1.0})
     assert not b.self_audited and b.model_spread() == 0.0

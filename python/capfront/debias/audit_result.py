@@ -344,7 +344,7 @@ def explain(
         )
     elif a.model_spread(m) > 0:
         spread = (
-            f", and half its distance to the {SELF_AUDIT_RIVAL[m]} estimate, "
+            f", and {_share()} its distance to the {SELF_AUDIT_RIVAL[m]} estimate, "
             f"{100 * a.model_spread(m):.2f} points: only its own simulated world "
             "reproduced the data's checks, so no other world measured its error)"
         )
@@ -359,6 +359,11 @@ def explain(
 def _times() -> str:
     """``BIAS_FACTOR`` in words."""
     return "twice" if BIAS_FACTOR == 2 else f"{BIAS_FACTOR:g} times"
+
+
+def _share() -> str:
+    """``RIVAL_SHARE`` in words."""
+    return "half" if RIVAL_SHARE == 0.5 else f"{RIVAL_SHARE:g} times"
 
 
 def _quote_bound(a: AuditResult, lev: float, raw: float) -> dict:
