@@ -101,7 +101,13 @@ from ._input import check_counts, counts, even_rows, min_draws, topic_codes
 
 # the result, its interval rule and quote live in their own module (many_draws
 # builds results too); they stay importable from here
-from .audit_result import BIAS_FACTOR, AuditResult, method_spread, quote
+from .audit_result import (
+    BIAS_FACTOR,
+    AuditResult,
+    method_spread,
+    passing_worlds,
+    quote,
+)
 from .checks import CHECKS, MIN_SIMS_TO_FAIL, Z_PASS, check_sizes, z_scores
 from .checks import statistics as check_statistics
 from .extrapolation import (
@@ -843,7 +849,7 @@ def audit(
         sens_res.append((float(post.mean()), float(ll_c.sum()), int(cfit.n_params)))
     sens = None if sens_plan is None else _sensitivity_table(sens_models, sens_res)
     rows_out = []
-    passed = [w for w in names_w if weights[w] > 0]  # (not the nearest world)
+    passed = passing_worlds(weights)  # (not the nearest world)
     for m in methods:
         scored = [w for w in passing if summ[(w, m)]["_n"] > 0]
         parts = [summ[(w, m)] for w in scored]

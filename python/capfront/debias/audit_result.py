@@ -177,7 +177,7 @@ class AuditResult(ResultProtocol):
 
     def passing_worlds(self) -> list[str]:
         """The worlds that reproduced the data's checks (weight > 0)."""
-        return [w for w, v in self.world_weights.items() if v > 0]
+        return passing_worlds(self.world_weights)
 
     @property
     def self_audited(self) -> bool:
@@ -222,6 +222,12 @@ def _self_audited(method: str, passing: list[str], n_sims: int) -> bool:
     """Every passing world is ``method``'s own model's (``OWN_WORLDS``)."""
     own = OWN_WORLDS.get(method, ())
     return bool(n_sims and passing and set(passing) <= set(own))
+
+
+def passing_worlds(weights: dict) -> list[str]:
+    """The worlds of ``{world: weight}`` that reproduced the data's checks
+    (weight > 0), in its order."""
+    return [w for w, v in weights.items() if v > 0]
 
 
 def method_spread(
