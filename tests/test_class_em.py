@@ -64,6 +64,20 @@ def test_squarem_reaches_the_fixed_point_in_fewer_steps():
     assert out[True][0] * 3 < out[False][0]
 
 
+@pytest.mark.parametrize("max_iter", [3, 4, 5, 6, 7, 8])
+def test_unconverged_squarem_ends_with_an_em_step(max_iter):
+    """Stopped by ``max_iter``, the returned point is one EM step from the
+    last E-step's (whose ll and r the fit keeps), as with plain EM."""
+    A, b = np.diag([0.99, 0.6]), np.array([0.01, 0.2])
+    e_step, m_step, star, calls = _linear_em(A, b)
+    x, ll, _, it, conv = classes._class_em(
+        e_step, m_step, _x0([3.0, -3.0]), max_iter, 0.0, True
+    )
+    assert not conv and it == len(calls) <= max_iter
+    np.testing.assert_array_equal(x[0], A @ calls[-1] + b)
+    assert ll == -float(((calls[-1] - star) ** 2).sum())
+
+
 def test_extrapolation_keeps_the_parameters_valid():
     th0 = np.zeros((2, 3))
     x0 = (th0, 0.5, np.array([0.5, 0.5, 0.0]), np.array([[0.5, 0.5]]))

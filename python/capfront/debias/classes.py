@@ -212,10 +212,8 @@ def _class_em(e_step, m_step, x, max_iter: int, tol_ll: float, accelerate: bool)
     difficulty weights and the class weights (both clipped at 0 / floored and
     renormalised); the scale is ``x2``'s. Each cycle gains at least as much as
     two EM steps, so the stopping rule stops no earlier in the likelihood: plain
-    EM stopped where one step gained less than ``tol_ll``, often far below the
-    maximum. On 2,000-prompt battery data sets (K = 8 and 16) the accelerated
-    fits ended higher in 11 of 12 (by up to 85 nats; one 30 nats lower, another
-    local maximum) in 1.0-2.5 times less time (docs/debiasing.md)."""
+    EM stopped where one step gained less than ``tol_ll``, often well below the
+    maximum (docs/debiasing.md, "The class EM: SQUAREM")."""
     ll_old = -np.inf
     ll = -np.inf
     r = None
@@ -237,7 +235,9 @@ def _class_em(e_step, m_step, x, max_iter: int, tol_ll: float, accelerate: bool)
         ll_old = ll
         x1 = m_step(x, r, stats)
         del stats
-        if not accelerate or it + 2 > max_iter:
+        if not accelerate or it + 3 > max_iter:
+            # (a cycle only with room for the E-step after it: the last E-step's
+            # ll and r are then those of the point the last M-step started from)
             x = x1
             continue
         _, ll1, r1, st1 = e_step(x1, prev_r)
