@@ -55,6 +55,7 @@ from .._kernels import dispatch
 from .._kernels.latent import block_rows
 from ._input import even_rows, row_blocks
 from ._input import n_cells as count_cells
+from .correlated import squarem_step
 from .latent import (
     D_GRID,
     FAMILIES,
@@ -122,8 +123,6 @@ SPARSE_EVERY = 5
 # fits of more EM iterations than this are SQUAREM-accelerated (_class_em); the
 # audit's refits (5 steps from the data's fit) are plain EM steps
 ACCELERATE_ABOVE = 10
-# SQUAREM's largest step length
-ALPHA_MAX = 8.0
 
 
 def _init_classes(S, G, topic, K: int, seed: int = 0) -> np.ndarray:
@@ -206,7 +205,8 @@ def _class_em(e_step, m_step, x, max_iter: int, tol_ll: float, accelerate: bool)
     ``accelerate``: each iteration is a SQUAREM cycle (Varadhan and Roland 2008,
     scheme S3): two EM steps ``x0 -> x1 -> x2``, the extrapolation ``x' = x0 - 2 a
     r + a^2 v`` (``r = x1 - x0``, ``v = x2 - 2 x1 + x0``, ``a = -|r| / |v|`` in
-    ``[-ALPHA_MAX, -1]``; ``a = -1`` is ``x2``), one EM step from ``x'``, kept
+    ``[-ALPHA_MAX, -1]``, :func:`~capfront.debias.correlated.squarem_step`; ``a =
+    -1`` is ``x2``), one EM step from ``x'``, kept
     when the log-likelihood at ``x'`` is at least that at ``x1`` (else ``x2``).
     The extrapolation moves ``theta`` (clipped to ``THETA_GRID``), the
     difficulty weights and the class weights (both clipped at 0 / floored and
@@ -270,10 +270,7 @@ def _extrapolate(x0, x1, x2):
     p0, p1, p2 = pack(x0), pack(x1), pack(x2)
     r = p1 - p0
     v = p2 - 2.0 * p1 + p0
-    nv = float(np.linalg.norm(v))
-    if not nv > 0:
-        return None
-    alpha = min(-1.0, max(-ALPHA_MAX, -float(np.linalg.norm(r)) / nv))
+    alpha = squarem_step(r, v)
     if alpha == -1.0:
         return None
     px = p0 - 2.0 * alpha * r + alpha**2 * v

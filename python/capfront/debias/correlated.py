@@ -290,6 +290,17 @@ def _prec(Sig: np.ndarray) -> tuple[np.ndarray, float]:
     return np.ascontiguousarray(0.5 * (P + P.T)), float(np.log(w).sum())
 
 
+def squarem_step(r: np.ndarray, v: np.ndarray) -> float:
+    """SQUAREM's step length (Varadhan and Roland 2008, scheme S3) from the
+    first difference ``r = x1 - x0`` and the second ``v = x2 - 2 x1 + x0`` of
+    two EM steps: ``-|r| / |v|`` clipped to ``[-ALPHA_MAX, -1]`` (``-1``, the
+    plain second EM step, when ``v = 0``). Also the class EM's
+    (:func:`capfront.debias.classes._class_em`)."""
+    nv = float(np.linalg.norm(v))
+    alpha = -float(np.linalg.norm(r)) / nv if nv > 0 else -1.0
+    return min(-1.0, max(-ALPHA_MAX, alpha))
+
+
 def fit_correlated(
     successes: Any,
     n_draws: Any,
@@ -403,9 +414,7 @@ def fit_correlated(
         mu2, Sig2, m, ll1 = em(mu1, Sig1, m)
         r = np.concatenate([mu1 - mu, (Sig1 - Sig).ravel()])
         v = np.concatenate([mu2 - 2 * mu1 + mu, (Sig2 - 2 * Sig1 + Sig).ravel()])
-        nv = float(np.linalg.norm(v))
-        alpha = -float(np.linalg.norm(r)) / nv if nv > 0 else -1.0
-        alpha = min(-1.0, max(-ALPHA_MAX, alpha))
+        alpha = squarem_step(r, v)
         mu_x = mu - 2 * alpha * (mu1 - mu) + alpha**2 * (mu2 - 2 * mu1 + mu)
         Sig_x = Sig - 2 * alpha * (Sig1 - Sig) + alpha**2 * (Sig2 - 2 * Sig1 + Sig)
         Sig_x = 0.5 * (Sig_x + Sig_x.T)
