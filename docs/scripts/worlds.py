@@ -447,6 +447,36 @@ def near_identical(
     return sampler
 
 
+@_family
+def guessing(
+    rng: np.random.Generator,
+    L: int,
+    *,
+    options: tuple[int, ...] = (4, 4, 5, 10),
+    cell_sd: float = 0.4,
+) -> Family:
+    """Multiple-choice prompts with a guessing floor (three-parameter item
+    response theory): ``p = c_n + (1 - c_n) expit(a_l (t_l - b_n) + N(0,
+    cell_sd^2))``, ``c_n = 1 / k_n`` with ``k_n`` drawn from ``options`` (the
+    prompt's number of answer choices), discrimination ``a_l ~ LogNormal(0,
+    0.3^2)``, skill ``t_l ~ N(0.5, 1)``, difficulty ``b_n ~ N(0, 1.5^2)``. No
+    logit is normal here: rates pile up at the floor ``1 / k_n`` (every model
+    guesses on the hardest prompts), where the naive maximum of L guessers is far
+    above the floor. Added 5 Dec (session 39) as a family none of the estimators
+    was developed on."""
+    a = rng.lognormal(0.0, 0.3, L)
+    t = rng.normal(0.5, 1.0, L)
+    k = np.asarray(options, dtype=np.float64)
+
+    def sampler(r: np.random.Generator, n: int) -> np.ndarray:
+        c = 1.0 / r.choice(k, size=n)
+        lp = a[None, :] * (t[None, :] - r.normal(0.0, 1.5, n)[:, None])
+        lp = lp + r.normal(0.0, cell_sd, (n, L))
+        return c[:, None] + (1.0 - c[:, None]) * expit(lp)
+
+    return sampler
+
+
 def pgm_own(
     N: int,
     L: int,
@@ -490,6 +520,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "heavy_tail": heavy_tail,
     "dominant": dominant,
     "near_identical": near_identical,
+    "guessing": guessing,
     "pgm_own": pgm_own,
 }
 """Family name -> ``fn(N, L, G, seed, **kw) -> World``; deterministic by seed."""
