@@ -4,7 +4,8 @@ eigenvalues").
 
 For one battery data set (docs/scripts/worlds.py): the fitted spectrum against
 the true prompts' logits, the posterior maximum under the fitted and under the
-true prompts' covariance, the fit after more Laplace-moment EM iterations, and
+true prompts' covariance (and the latter's log-likelihood), the fit after more
+Laplace-moment EM iterations or continued with more importance draws, and
 the correlated model's bias measured by refits in its own world and in the
 ``correlated_lowrank`` world (the fit without the eigenvalues after its gap).
 
@@ -40,6 +41,13 @@ def main() -> None:
     ap.add_argument("rep", type=int)
     ap.add_argument("--sims", type=int, default=6, help="refits per world")
     ap.add_argument("--laplace", type=int, nargs="*", default=[100, 300])
+    ap.add_argument(
+        "--draws",
+        type=int,
+        nargs="*",
+        default=[1024, 4096],
+        help="continue the fit with this many importance draws (12 E-steps)",
+    )
     a = ap.parse_args()
     w, _ = _world(a.family, a.L, a.G, a.rep, 2000)
     S, G = counts(w.results, "spectrum", compact=True)
@@ -52,15 +60,22 @@ def main() -> None:
     print(f"{a.family} L={a.L} G={a.G} rep={a.rep}: gap rank {rank}")
     print("  fitted spectrum", np.round(ev[:6], 2), f"tail sum {ev[rank:].sum():.2f}")
     print("  true logits'   ", np.round(ev0[:6], 2), f"tail sum {ev0[rank:].sum():.3f}")
-    post, _ = correlated_posterior_max(S, G, eta.mean(0), true_cov)
+    post, ll = correlated_posterior_max(S, G, eta.mean(0), true_cov)
     print(
         f"  error, points: fitted {100 * (fit.value - w.oracle):+.2f}, "
-        f"true prompts' covariance {100 * (post.mean() - w.oracle):+.2f}"
+        f"true prompts' covariance {100 * (post.mean() - w.oracle):+.2f} "
+        f"(its loglik {ll.sum() - fit.loglik:+.0f} nats)"
     )
     for k in a.laplace:
         f = fit_correlated(S, G, laplace_iterations=k)
         print(
             f"  {k} Laplace iterations: error {100 * (f.value - w.oracle):+.2f}, "
+            f"loglik {f.loglik - fit.loglik:+.0f} nats"
+        )
+    for d in a.draws:  # the importance-sampled EM continued with more draws
+        f = fit_correlated(S, G, init=fit, draws=d, iterations=12)
+        print(
+            f"  {d} draws, 12 more E-steps: error {100 * (f.value - w.oracle):+.2f}, "
             f"loglik {f.loglik - fit.loglik:+.0f} nats"
         )
     r = np.random.default_rng(1)
