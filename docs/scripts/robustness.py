@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
+from scipy.stats import binomtest, norm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from worlds import VARIANTS, WORLDS, world  # noqa: E402
@@ -429,6 +429,48 @@ def audit_summary(audits: pd.DataFrame, tag: str | list[str]) -> str:
     return "\n".join(out)
 
 
+def predicted_coverage(
+    audits: pd.DataFrame, methods: pd.DataFrame, tags: list[str], from_tags: list[str]
+) -> str:
+    """Per family: the audits' observed coverage and the coverage their
+    intervals' half-widths predict from the method rows. For each audit, the
+    quoted method's errors in the audit's cell (20 pools in the method rows of
+    the first tag of ``from_tags`` that has them) give a normal ``N(b, s)``;
+    the audit's half-width ``h`` covers with probability ``P(|e| <= h)``, ``e ~
+    N(b, s)``. Averaged over a family's audits: a smoother measure than the
+    0/1 outcomes of a few dozen audits (it ignores that a half-width tracks its
+    own data set's difficulty, so it errs low)."""
+    d = audits[audits["tag"].isin(tags) & audits["value"].notna()]
+    cells: dict[tuple, tuple[float, float]] = {}
+    for t in reversed(from_tags):  # the first tag wins
+        mt = methods[methods["tag"] == t]
+        for col in ("pgm", "correlated", "naive"):
+            if col not in mt or mt[col].isna().all():
+                continue
+            e = (mt[col] - mt["oracle"]).groupby([mt["family"], mt["L"], mt["G"]])
+            for key, v in e:
+                v = v.dropna()
+                if len(v) >= 2:
+                    cells[(col, *key)] = (float(v.mean()), float(v.std(ddof=1)))
+    head = ["family", "audits", "observed", "predicted", "audits without cell rows"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for f, g in d.groupby("family", sort=False):
+        k, n = _coverage(g, "lo", "hi", "oracle")
+        probs, missing = [], 0
+        for _, r in g.iterrows():
+            key = (r["recommended"], r["family"], r["L"], r["G"])
+            if key not in cells:
+                missing += 1
+                continue
+            b, sd = cells[key]
+            h = (r["hi"] - r["lo"]) / 2
+            probs.append(norm.cdf((h - b) / sd) - norm.cdf((-h - b) / sd))
+        pred = f"{np.mean(probs):.1%}" if probs else "-"
+        obs = f"{k}/{n} = {k / max(n, 1):.0%}"
+        out.append(f"| {f} | {n} | {obs} | {pred} | {missing} |")
+    return "\n".join(out)
+
+
 def compare_table(
     methods: pd.DataFrame, audits: pd.DataFrame, a: str, b: str, method: str = "pgm"
 ) -> str:
@@ -511,6 +553,9 @@ def tables(args: argparse.Namespace) -> None:
     if args.pool and audits is not None:
         print(f"\n### The audit per family, tags {', '.join(args.pool)} pooled\n")
         print(audit_summary(audits, args.pool))
+        if args.predict and methods is not None:
+            print("\n### Observed and predicted coverage, the same audits\n")
+            print(predicted_coverage(audits, methods, args.pool, args.predict))
 
 
 def main() -> None:
@@ -555,6 +600,13 @@ def main() -> None:
         type=lambda s: s.split(","),
         default=None,
         help="--tables: also one audit table over these tags pooled",
+    )
+    ap.add_argument(
+        "--predict",
+        type=lambda s: s.split(","),
+        default=None,
+        help="--tables --pool: also the coverage the pooled audits' half-widths "
+        "predict from these method tags' cell errors (first tag wins)",
     )
     args = ap.parse_args()
     bad = set(args.families) - set(WORLDS) - set(VARIANTS)
