@@ -471,6 +471,47 @@ def predicted_coverage(
     return "\n".join(out)
 
 
+#: half-widths from an audit row's recorded parts (``sd``, ``max_abs_bias``,
+#: ``spread``): the audit's rule and alternatives (``--predict`` with ``--rules``)
+HALF_WIDTH_RULES = {
+    "z sd + 2 max(b, s) (the audit's)": lambda r, z: (
+        z * r["sd"] + 2 * np.maximum(r["max_abs_bias"], r["spread"])
+    ),
+    "z sd + max(2 b, 1.5 s)": lambda r, z: (
+        z * r["sd"] + np.maximum(2 * r["max_abs_bias"], 1.5 * r["spread"])
+    ),
+    "z sd + max(2 b, s)": lambda r, z: (
+        z * r["sd"] + np.maximum(2 * r["max_abs_bias"], r["spread"])
+    ),
+    "z sd + 2 b": lambda r, z: z * r["sd"] + 2 * r["max_abs_bias"],
+}
+
+
+def rule_table(
+    audits: pd.DataFrame, methods: pd.DataFrame, tags: list[str], from_tags: list[str]
+) -> str:
+    """Observed / predicted coverage (:func:`predicted_coverage`) per family if
+    the trusted audits' intervals had the half-widths of each of
+    :data:`HALF_WIDTH_RULES` around the same estimates."""
+    z = float(norm.ppf(0.975))
+    cols: dict[str, dict[str, str]] = {}
+    for name, rule in HALF_WIDTH_RULES.items():
+        d = audits.copy()
+        ok = d["trusted"].astype(bool) & d["sd"].notna()
+        h = rule(d[ok], z)
+        d.loc[ok, "lo"] = np.maximum(0.0, d.loc[ok, "value"] - h)
+        d.loc[ok, "hi"] = np.minimum(1.0, d.loc[ok, "value"] + h)
+        t = predicted_coverage(d, methods, tags, from_tags)
+        for line in t.splitlines()[2:]:
+            c = [x.strip() for x in line.strip("|").split("|")]
+            cols.setdefault(name, {})[c[0]] = f"{c[2].split(' = ')[1]} / {c[3]}"
+    names = list(cols)
+    fams = list(cols[names[0]])
+    out = ["| family | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
+    out += [f"| {f} | " + " | ".join(cols[n][f] for n in names) + " |" for f in fams]
+    return "\n".join(out)
+
+
 def compare_table(
     methods: pd.DataFrame, audits: pd.DataFrame, a: str, b: str, method: str = "pgm"
 ) -> str:
@@ -556,6 +597,9 @@ def tables(args: argparse.Namespace) -> None:
         if args.predict and methods is not None:
             print("\n### Observed and predicted coverage, the same audits\n")
             print(predicted_coverage(audits, methods, args.pool, args.predict))
+            if args.rules:
+                print("\n### Observed / predicted coverage under other half-widths\n")
+                print(rule_table(audits, methods, args.pool, args.predict))
 
 
 def main() -> None:
@@ -607,6 +651,11 @@ def main() -> None:
         default=None,
         help="--tables --pool: also the coverage the pooled audits' half-widths "
         "predict from these method tags' cell errors (first tag wins)",
+    )
+    ap.add_argument(
+        "--rules",
+        action="store_true",
+        help="--predict: also under the other half-width rules (HALF_WIDTH_RULES)",
     )
     args = ap.parse_args()
     bad = set(args.families) - set(WORLDS) - set(VARIANTS)
