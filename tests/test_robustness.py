@@ -113,3 +113,57 @@ def test_many_draws_battery_rows_back_the_docs():
     assert len(rows) >= 32 and all(r["coarse"] and r["G"] > 100 for r in rows)
     assert max(abs(r["binned"] - r["exact"]) for r in rows) < 1e-3
     assert len({r["family"] for r in rows}) >= 8
+
+
+def test_predicted_coverage_is_the_normal_probability() -> None:
+    """One cell whose quoted method (pgm) has errors +1, +3 points (mean 2, SD
+    1.414): an audit with half-width 2 points predicts P(|N(2, 1.414)| <= 2)."""
+    from scipy.stats import norm
+
+    m = pd.DataFrame(
+        [
+            {
+                "tag": "m",
+                "family": "f",
+                "L": 4,
+                "G": 5,
+                "rep": r,
+                "oracle": 0.5,
+                "pgm": 0.5 + e,
+                "correlated": np.nan,
+                "naive": 0.6,
+            }
+            for r, e in enumerate((0.01, 0.03))
+        ]
+    )
+    a = pd.DataFrame(
+        [
+            {
+                "tag": "a",
+                "family": "f",
+                "L": 4,
+                "G": 5,
+                "rep": 0,
+                "oracle": 0.5,
+                "value": 0.52,
+                "lo": 0.50,
+                "hi": 0.54,
+                "recommended": "pgm",
+                "trusted": True,
+                "sd": 0.005,
+                "max_abs_bias": 0.001,
+                "spread": 0.002,
+            }
+        ]
+    )
+    text = rb.predicted_coverage(a, m, ["a"], ["m"])
+    s = 0.01 * np.sqrt(2.0)
+    want = norm.cdf((0.02 - 0.02) / s) - norm.cdf((-0.02 - 0.02) / s)
+    assert f"| f | 1 | 1/1 = 100% | {want:.1%} | 0 |" in text
+    # the audit's rule rebuilds the same half-width: z 0.005 + 2 * 0.002 = 1.38
+    # points; the rule without the spread: z 0.005 + 2 * 0.001
+    rules = rb.rule_table(a, m, ["a"], ["m"])
+    z = norm.ppf(0.975)
+    for h in (z * 0.005 + 0.004, z * 0.005 + 0.002):
+        p = norm.cdf((h - 0.02) / s) - norm.cdf((-h - 0.02) / s)
+        assert f"0% / {p:.1%}" in rules  # the estimate 2 points off: not covered

@@ -101,3 +101,18 @@ def test_stress_variants() -> None:
     assert world("topics") is WORLDS["topics"]
     with pytest.raises(KeyError, match="unknown world"):
         world("no_such_world")
+
+
+def test_guessing_floors() -> None:
+    # every rate sits above its prompt's guessing floor 1 / k (k in {4, 5, 10}),
+    # and on the hardest prompts the weakest model is near it
+    w = WORLDS["guessing"](4000, 6, 10, seed=1, pop=0)
+    floor = w.p.min(axis=1)
+    assert (floor >= 0.1 - 1e-12).all()
+    hardest = np.argsort(w.p.max(axis=1))[:40]
+    lo = w.p[hardest].min(axis=1)
+    floors = np.array([0.1, 0.2, 0.25])
+    above = lo[:, None] - floors[None, :]
+    gap = np.where(above >= 0, above, np.inf).min(axis=1)  # to the floor below
+    assert (gap < 0.05).mean() >= 0.8  # most within 5 points of a floor
+    assert w.p.min() < 0.11  # ten-option prompts every model fails
