@@ -594,3 +594,29 @@ def test_report_text_re_exports_every_public_renderer_name():
             public |= {n: getattr(m, n) for n in names if not n.startswith("_")}
     assert set(rt.__all__) == set(public)
     assert all(getattr(rt, n) is obj for n, obj in public.items())
+
+
+def test_debiased_frontier_when_the_quoted_method_has_no_cell_rates():
+    """The quoted estimate is the correlated model (no per-cell rates): the
+    debiased frontier uses pgm's posterior means and the report says so; a
+    quoted pgm keeps its own."""
+    import capfront as cf
+    from capfront.report import Report, _frontier_section
+
+    res = cf.simulate(300, 3, 5, seed=2, as_counts=True)
+    for quoted, want in (("correlated", "pgm"), ("pgm", "pgm")):
+        rep = Report(data={}, results=res)
+        out = _frontier_section(res, rep, {"method": quoted}, 0, 50, 0.95)
+        deb = out["prehoc_debiased"]
+        assert deb["quality"] == want and "skipped" not in deb
+        assert deb.get("quoted") == (quoted if quoted != want else None)
+        assert deb["versus_best_single"]
+    data = {
+        "data": {"n_prompts": 300, "n_models": 3, "cost": False},
+        "frontier": {
+            "prehoc_debiased": {**out["prehoc_debiased"], "quoted": "correlated"}
+        },
+    }
+    text = " ".join(rendered(data).split())
+    assert "correlated logit-normal estimate, has no per-cell success rates" in text
+    assert "latent model's (pgm) posterior means" in text

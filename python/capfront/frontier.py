@@ -53,6 +53,8 @@ __all__ = [
 ]
 
 _TOL = 1e-12  # relative slack at the ends of the frontier (rounding of sums)
+#: estimators with per-cell estimates for ``quality=`` (besides an (N, L) array)
+PER_CELL_QUALITY = ("naive", "pgm")
 
 
 # --------------------------------------------------------------------------- segments
@@ -372,8 +374,9 @@ def _cell_quality(results: EvalResults, quality: Any) -> np.ndarray:
     else:
         raise ValueError(
             f"quality={quality!r} is not supported: per-cell estimates exist for "
-            "'naive' (p_hat) and 'pgm' (posterior means of the latent model); or pass "
-            "an (N, L) array of per-cell quality estimates"
+            "'naive' (p_hat) and 'pgm' (posterior means of the latent model) "
+            f"(PER_CELL_QUALITY = {PER_CELL_QUALITY}); or pass an (N, L) array of "
+            "per-cell quality estimates"
         )
     arr[~results.observed] = np.nan
     return arr

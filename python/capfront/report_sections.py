@@ -516,6 +516,12 @@ def _frontier_notes(
             "debiased accuracy, so it can differ a little from the observed one"
             + _accuracy_changes(data, rows)
         )
+        if fr.get("quoted"):
+            notes.append(
+                f"the quoted oracle estimate, the {method_words(fr['quoted'])}, has "
+                "no per-cell success rates: the rates here are the latent model's "
+                "(pgm) posterior means"
+            )
     if unit and kind == "prehoc":
         notes.append(
             "no cost given: every model costs one generation, so the prehoc "

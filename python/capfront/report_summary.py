@@ -145,7 +145,8 @@ def _frontier_summary(data: Mapping[str, Any], name: str) -> list[str]:
     if parts and deb_row and deb_row.get("error_reduction") is not None:
         parts.append(
             "With debiased per-cell success rates the error-rate reduction is "
-            f"{pct(deb_row['error_reduction'], 0)}."
+            f"{pct(deb_row['error_reduction'], 0)} (observed rates overstate "
+            "routing's gain as the plug-in overstates the oracle)."
         )
     return [" ".join(parts)] if parts else []
 
