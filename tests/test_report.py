@@ -611,6 +611,12 @@ def test_debiased_frontier_when_the_quoted_method_has_no_cell_rates():
         assert deb["quality"] == want and "skipped" not in deb
         assert deb.get("quoted") == (quoted if quoted != want else None)
         assert deb["versus_best_single"]
+    # a quoted pgm fit lends its own posterior means (no second fit)
+    fit = cf.debiased_oracle(res, "pgm", family="betabinomial")
+    rep = Report(data={}, results=res, objects={"debiased": fit})
+    _frontier_section(res, rep, {"method": "pgm"}, 0, 50, 0.95)
+    used = rep.objects["frontier_debiased"].quality
+    np.testing.assert_array_equal(used, fit.diagnostics["posterior_mean_p"])
     data = {
         "data": {"n_prompts": 300, "n_models": 3, "cost": False},
         "frontier": {

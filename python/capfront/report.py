@@ -686,9 +686,15 @@ def _frontier_section(
         # a quoted estimator without per-cell estimates (the correlated model,
         # the bias corrections): the latent model's posterior means instead
         qual = method if method in PER_CELL_QUALITY else "pgm"
+        # the quoted pgm fit's own posterior means (its family; no second fit)
+        quoted = rep.objects.get("debiased")
+        cells = getattr(quoted, "diagnostics", {}).get("posterior_mean_p")
+        q_arg = (
+            np.asarray(cells) if qual == method == "pgm" and cells is not None else qual
+        )
         try:
             frq, deb = _one_frontier(
-                results, level, n_resamples, seed, quality=qual, **kw
+                results, level, n_resamples, seed, quality=q_arg, **kw
             )
             out["prehoc_debiased"] = {"quality": qual, **deb}
             if qual != method:
