@@ -626,3 +626,19 @@ def test_debiased_frontier_when_the_quoted_method_has_no_cell_rates():
     text = " ".join(rendered(data).split())
     assert "correlated logit-normal estimate, has no per-cell success rates" in text
     assert "latent model's (pgm) posterior means" in text
+
+
+def test_summary_says_observed_rates_overstate_only_when_they_do():
+    from capfront.report_summary import _frontier_summary
+
+    def fr(er):
+        return {"versus_best_single": [{"benchmark": "all", "error_reduction": er}]}
+
+    for observed, debiased, said in ((0.5, 0.3, True), (0.3, 0.5, False)):
+        data = {
+            "data": {"n_prompts": 10, "n_models": 2, "cost": False},
+            "frontier": {"prehoc": fr(observed), "prehoc_debiased": fr(debiased)},
+        }
+        text = " ".join(_frontier_summary(data, "m"))
+        assert f"error-rate reduction is {debiased:.0%}" in text
+        assert ("observed rates overstate" in text) is said

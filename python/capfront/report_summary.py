@@ -143,10 +143,16 @@ def _frontier_summary(data: Mapping[str, Any], name: str) -> list[str]:
             parts = [", ".join(parts) + "."]
     deb_row = _pooled_row(fr.get("prehoc_debiased"))
     if parts and deb_row and deb_row.get("error_reduction") is not None:
+        der = deb_row["error_reduction"]
+        why = (
+            " (observed rates overstate routing's gain as the plug-in overstates "
+            "the oracle)"
+            if er is not None and der < er
+            else ""
+        )
         parts.append(
             "With debiased per-cell success rates the error-rate reduction is "
-            f"{pct(deb_row['error_reduction'], 0)} (observed rates overstate "
-            "routing's gain as the plug-in overstates the oracle)."
+            f"{pct(der, 0)}{why}."
         )
     return [" ".join(parts)] if parts else []
 
