@@ -642,3 +642,20 @@ def test_summary_says_observed_rates_overstate_only_when_they_do():
         text = " ".join(_frontier_summary(data, "m"))
         assert f"error-rate reduction is {debiased:.0%}" in text
         assert ("observed rates overstate" in text) is said
+
+
+def test_oracle_row_names_the_correlated_model_briefly():
+    """The oracle table's row carries a short method name (the full one wraps
+    the 100-column text report); pgm keeps its words."""
+    from capfront.report_sections import _oracle_blocks
+
+    for method, label in (
+        ("correlated", "oracle, debiased (correlated model)"),
+        ("pgm", "oracle, debiased (latent-model estimate)"),
+    ):
+        data = {
+            "data": {"n_prompts": 10, "n_models": 2, "cost": False},
+            "debiased_oracle": {"method": method, "value": 0.9, "ci": [0.88, 0.92]},
+        }
+        (block,) = _oracle_blocks(data)
+        assert [r[0] for r in block.rows] == [label]

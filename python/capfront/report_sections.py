@@ -145,6 +145,10 @@ _METHOD_WORDS = {
 }
 
 
+# shorter names where a table row carries the method (the full ones wrap there)
+_ROW_WORDS = {"correlated": "correlated model"}
+
+
 def method_words(method: Any) -> str:
     return _METHOD_WORDS.get(str(method), str(method))
 
@@ -221,8 +225,9 @@ def _oracle_blocks(data: Mapping[str, Any]) -> list[Block]:
         )
     notes: list[str] = []
     if isinstance(deb, Mapping) and deb.get("value") is not None:
+        meth = str(deb.get("method"))
         add(
-            f"oracle, debiased ({method_words(deb.get('method'))})",
+            f"oracle, debiased ({_ROW_WORDS.get(meth, method_words(meth))})",
             deb["value"],
             deb.get("ci"),
         )
