@@ -429,6 +429,50 @@ def audit_summary(audits: pd.DataFrame, tag: str | list[str]) -> str:
     return "\n".join(out)
 
 
+def _cell_errors(
+    methods: pd.DataFrame, from_tags: list[str]
+) -> dict[tuple, tuple[float, float]]:
+    """``(method, family, L, G) -> (mean, SD)`` of the method rows' errors, from
+    the first tag of ``from_tags`` that has the cell."""
+    cells: dict[tuple, tuple[float, float]] = {}
+    for t in reversed(from_tags):  # the first tag wins
+        mt = methods[methods["tag"] == t]
+        for col in ("pgm", "correlated", "naive"):
+            if col not in mt or mt[col].isna().all():
+                continue
+            e = (mt[col] - mt["oracle"]).groupby([mt["family"], mt["L"], mt["G"]])
+            for key, v in e:
+                v = v.dropna()
+                if len(v) >= 2:
+                    cells[(col, *key)] = (float(v.mean()), float(v.std(ddof=1)))
+    return cells
+
+
+def _coverages(
+    d: pd.DataFrame, cells: dict[tuple, tuple[float, float]]
+) -> dict[str, tuple[int, int, float, int]]:
+    """Per family of the audit rows ``d``: ``(covered, audits, predicted
+    coverage, audits without cell rows)`` (:func:`predicted_coverage`)."""
+    out = {}
+    for f, g in d.groupby("family", sort=False):
+        k, n = _coverage(g, "lo", "hi", "oracle")
+        probs, missing = [], 0
+        for _, r in g.iterrows():
+            key = (r["recommended"], r["family"], r["L"], r["G"])
+            if key not in cells:
+                missing += 1
+                continue
+            b, sd = cells[key]
+            h = (r["hi"] - r["lo"]) / 2
+            probs.append(norm.cdf((h - b) / sd) - norm.cdf((-h - b) / sd))
+        out[str(f)] = (k, n, float(np.mean(probs)) if probs else np.nan, missing)
+    return out
+
+
+def _cov_words(k: int, n: int, pred: float) -> tuple[str, str]:
+    return f"{k}/{n} = {k / max(n, 1):.0%}", "-" if np.isnan(pred) else f"{pred:.1%}"
+
+
 def predicted_coverage(
     audits: pd.DataFrame, methods: pd.DataFrame, tags: list[str], from_tags: list[str]
 ) -> str:
@@ -441,33 +485,13 @@ def predicted_coverage(
     0/1 outcomes of a few dozen audits (it ignores that a half-width tracks its
     own data set's difficulty, so it errs low)."""
     d = audits[audits["tag"].isin(tags) & audits["value"].notna()]
-    cells: dict[tuple, tuple[float, float]] = {}
-    for t in reversed(from_tags):  # the first tag wins
-        mt = methods[methods["tag"] == t]
-        for col in ("pgm", "correlated", "naive"):
-            if col not in mt or mt[col].isna().all():
-                continue
-            e = (mt[col] - mt["oracle"]).groupby([mt["family"], mt["L"], mt["G"]])
-            for key, v in e:
-                v = v.dropna()
-                if len(v) >= 2:
-                    cells[(col, *key)] = (float(v.mean()), float(v.std(ddof=1)))
     head = ["family", "audits", "observed", "predicted", "audits without cell rows"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for f, g in d.groupby("family", sort=False):
-        k, n = _coverage(g, "lo", "hi", "oracle")
-        probs, missing = [], 0
-        for _, r in g.iterrows():
-            key = (r["recommended"], r["family"], r["L"], r["G"])
-            if key not in cells:
-                missing += 1
-                continue
-            b, sd = cells[key]
-            h = (r["hi"] - r["lo"]) / 2
-            probs.append(norm.cdf((h - b) / sd) - norm.cdf((-h - b) / sd))
-        pred = f"{np.mean(probs):.1%}" if probs else "-"
-        obs = f"{k}/{n} = {k / max(n, 1):.0%}"
-        out.append(f"| {f} | {n} | {obs} | {pred} | {missing} |")
+    for f, (k, n, pred, missing) in _coverages(
+        d, _cell_errors(methods, from_tags)
+    ).items():
+        obs, pr = _cov_words(k, n, pred)
+        out.append(f"| {f} | {n} | {obs} | {pr} | {missing} |")
     return "\n".join(out)
 
 
@@ -494,21 +518,25 @@ def rule_table(
     the trusted audits' intervals had the half-widths of each of
     :data:`HALF_WIDTH_RULES` around the same estimates."""
     z = float(norm.ppf(0.975))
-    cols: dict[str, dict[str, str]] = {}
+    cells = _cell_errors(methods, from_tags)
+    d0 = audits[audits["tag"].isin(tags) & audits["value"].notna()]
+    ok = d0["trusted"].astype(bool) & d0["sd"].notna()
+    cols = {}
     for name, rule in HALF_WIDTH_RULES.items():
-        d = audits.copy()
-        ok = d["trusted"].astype(bool) & d["sd"].notna()
+        d = d0.copy()
         h = rule(d[ok], z)
         d.loc[ok, "lo"] = np.maximum(0.0, d.loc[ok, "value"] - h)
         d.loc[ok, "hi"] = np.minimum(1.0, d.loc[ok, "value"] + h)
-        t = predicted_coverage(d, methods, tags, from_tags)
-        for line in t.splitlines()[2:]:
-            c = [x.strip() for x in line.strip("|").split("|")]
-            cols.setdefault(name, {})[c[0]] = f"{c[2].split(' = ')[1]} / {c[3]}"
+        cols[name] = {
+            f: f"{k / max(n, 1):.0%} / {_cov_words(k, n, p)[1]}"
+            for f, (k, n, p, _) in _coverages(d, cells).items()
+        }
     names = list(cols)
-    fams = list(cols[names[0]])
     out = ["| family | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 1)]
-    out += [f"| {f} | " + " | ".join(cols[n][f] for n in names) + " |" for f in fams]
+    out += [
+        f"| {f} | " + " | ".join(cols[n][f] for n in names) + " |"
+        for f in cols[names[0]]
+    ]
     return "\n".join(out)
 
 
@@ -602,16 +630,21 @@ def tables(args: argparse.Namespace) -> None:
                 print(rule_table(audits, methods, args.pool, args.predict))
 
 
+def _names(text: str) -> list[str]:
+    """A comma-separated command-line list."""
+    return text.split(",")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ints = lambda s: [int(x) for x in s.split(",")]  # noqa: E731
-    ap.add_argument("--families", type=lambda s: s.split(","), default=list(WORLDS))
+    ap.add_argument("--families", type=_names, default=list(WORLDS))
     ap.add_argument("--L", type=ints, default=[4, 12, 30])
     ap.add_argument("--G", type=ints, default=[5, 10, 20])
     ap.add_argument("--N", type=int, default=2000)
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--first-rep", type=int, default=0)
-    ap.add_argument("--methods", type=lambda s: tuple(s.split(",")), default=METHODS)
+    ap.add_argument("--methods", type=lambda s: tuple(_names(s)), default=METHODS)
     ap.add_argument("--audit", action="store_true", help="audit rows, not methods")
     ap.add_argument(
         "--audit-sims", type=int, default=None, help="default: the audit's own"
@@ -632,22 +665,22 @@ def main() -> None:
     )
     ap.add_argument(
         "--compare",
-        type=lambda s: s.split(","),
+        type=_names,
         default=None,
         help="--tables: "
         "TAG_A,TAG_B per family on the keys both ran (pgm and the quoted value)",
     )
     ap.add_argument("--summary", action="store_true", help="--tables per family only")
-    ap.add_argument("--tags", type=lambda s: s.split(","), default=None)
+    ap.add_argument("--tags", type=_names, default=None)
     ap.add_argument(
         "--pool",
-        type=lambda s: s.split(","),
+        type=_names,
         default=None,
         help="--tables: also one audit table over these tags pooled",
     )
     ap.add_argument(
         "--predict",
-        type=lambda s: s.split(","),
+        type=_names,
         default=None,
         help="--tables --pool: also the coverage the pooled audits' half-widths "
         "predict from these method tags' cell errors (first tag wins)",
