@@ -9,13 +9,19 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "scripts"))
-from worlds import WORLDS, World  # noqa: E402
+from worlds import MMLU_PRO, WORLDS, World, available  # noqa: E402
 
 N, L, G = 300, 5, 8
 
 
+def _need(family: str) -> None:
+    if not available(family):
+        pytest.skip(f"the {family} family reads {MMLU_PRO} (../shared absent)")
+
+
 @pytest.mark.parametrize("family", sorted(WORLDS))
 def test_world_shapes_truth_and_determinism(family: str) -> None:
+    _need(family)
     w = WORLDS[family](N, L, G, seed=3, pop=2000)
     assert isinstance(w, World) and w.family == family
     S = w.results.successes
@@ -42,6 +48,7 @@ def test_world_shapes_truth_and_determinism(family: str) -> None:
 
 @pytest.mark.parametrize("family", sorted(WORLDS))
 def test_naive_oracle_biased_upward(family: str) -> None:
+    _need(family)
     # mean_n max_l p_hat over-estimates mean_n max_l p (Jensen); over 4 seeds
     worlds = [WORLDS[family](800, 6, 5, s, pop=0) for s in range(4)]
     bias = [w.naive - w.oracle for w in worlds]
@@ -49,7 +56,7 @@ def test_naive_oracle_biased_upward(family: str) -> None:
 
 
 def test_families_differ() -> None:
-    worlds = {f: WORLDS[f](N, L, G, seed=1, pop=0) for f in WORLDS}
+    worlds = {f: WORLDS[f](N, L, G, seed=1, pop=0) for f in WORLDS if available(f)}
     # summary of the truth: mean rate, share near the ceiling, between-model
     # correlation; no two families give the same truth
     keys = {}
@@ -116,3 +123,23 @@ def test_guessing_floors() -> None:
     gap = np.where(above >= 0, above, np.inf).min(axis=1)  # to the floor below
     assert (gap < 0.05).mean() >= 0.8  # most within 5 points of a floor
     assert w.p.min() < 0.11  # ten-option prompts every model fails
+
+
+def test_mmlu_pro_rates_are_smoothed_real_answers() -> None:
+    # each rate is (own answer + 8 neighbours' + 1 pseudo-answer at the model's
+    # subject rate) / 10: strictly inside (0, 1), and the rates keep the real
+    # data's ordering of models (gemini-1.5-pro best, Llama-2-7b worst) and
+    # their strong positive correlation across questions
+    _need("mmlu_pro")
+    from worlds import mmlu_pro_rates
+
+    r = mmlu_pro_rates()
+    assert r.shape == (10_326, 29)
+    assert 0.0 < r.min() and r.max() < 1.0
+    means = r.mean(axis=0)
+    assert means.max() > 0.65 and means.min() < 0.2
+    C = np.corrcoef(r.T)
+    assert (C.sum() - 29) / (29 * 28) > 0.4
+    # a draw beyond 29 models clones some with extra jitter; the pool is real
+    w = WORLDS["mmlu_pro"](500, 31, 5, seed=2, pop=0)
+    assert w.p.shape == (500, 31)

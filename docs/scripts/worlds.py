@@ -477,6 +477,111 @@ def guessing(
     return sampler
 
 
+#: MMLU-Pro's per-question results of 29 models (Apache-2.0; ../shared/data, not
+#: shipped): the ``mmlu_pro`` family reads it when it is there
+MMLU_PRO = (
+    Path(__file__).resolve().parents[3]
+    / "shared"
+    / "data"
+    / "mmlu_pro_tiger_eval_results"
+    / "mmlu_pro.csv"
+)
+_MMLU_RATES: dict[tuple[int, float], np.ndarray] = {}
+
+
+def available(family: str) -> bool:
+    """Whether a family's data are here (``mmlu_pro`` needs ``../shared/data``)."""
+    base = VARIANTS[family][0] if family in VARIANTS else family
+    return base != "mmlu_pro" or MMLU_PRO.is_file()
+
+
+def mmlu_pro_rates(neighbours: int = 8, shrink: float = 1.0) -> np.ndarray:
+    """Per-cell rates from MMLU-Pro's real correctness matrix (10,326 questions
+    answered by all 29 models, one draw each; Wang et al. 2024, TIGER-AI-Lab,
+    Apache-2.0): each question's rate for model ``l`` is the share of correct
+    answers over the question and its ``neighbours`` nearest questions of the
+    same subject (Hamming distance between the 29 models' correct/incorrect
+    vectors; ties broken by a fixed random order), with ``shrink`` pseudo-answers
+    at the model's rate in that subject:
+    ``(Y[n, l] + sum_{m in nn(n)} Y[m, l] + shrink a[l, subject]) / (1 +
+    neighbours + shrink)``. Questions that models get right or wrong together
+    share rates, so the real correlation between models, the subjects'
+    specialisation and the pile-up of questions every model misses stay; no rate
+    is 0 or 1."""
+    key = (int(neighbours), float(shrink))
+    if key not in _MMLU_RATES:
+        if not MMLU_PRO.is_file():
+            raise FileNotFoundError(
+                f"the mmlu_pro family reads {MMLU_PRO} (../shared/data next to the "
+                "repository); it is not shipped with capfront"
+            )
+        import pandas as pd
+
+        frame = pd.read_csv(
+            MMLU_PRO, usecols=["prompt_id", "category", "model", "score"]
+        )
+        wide = frame.pivot_table(
+            index=["category", "prompt_id"],
+            columns="model",
+            values="score",
+            aggfunc="first",
+        ).dropna()
+        Y = wide.to_numpy(np.float64)
+        subject = wide.index.get_level_values(0).to_numpy()
+        tie = np.random.default_rng(20261205).random(len(Y)) * 0.5
+        out = np.empty_like(Y)
+        for s in np.unique(subject):
+            rows = np.flatnonzero(subject == s)
+            y = Y[rows]
+            dist = y @ (1.0 - y).T + (1.0 - y) @ y.T + tie[rows][None, :]
+            np.fill_diagonal(dist, np.inf)
+            nn = np.argpartition(dist, int(neighbours), axis=1)[:, : int(neighbours)]
+            total = y + y[nn].sum(axis=1) + float(shrink) * y.mean(axis=0)[None, :]
+            out[rows] = total / (1.0 + int(neighbours) + float(shrink))
+        _MMLU_RATES[key] = out
+    return _MMLU_RATES[key]
+
+
+@_family
+def mmlu_pro(
+    rng: np.random.Generator,
+    L: int,
+    *,
+    neighbours: int = 8,
+    jitter: float = 0.2,
+) -> Family:
+    """Per-cell rates from real data of another kind: MMLU-Pro's questions
+    answered once by each of 29 models, rates smoothed over similar questions
+    (:func:`mmlu_pro_rates`; a ten-option multiple-choice test, so weak models
+    sit near a guessing floor). A random sub-pool of L of the 29 models (beyond
+    29, clones of random models with their own cell jitter of 0.5 on the logit
+    scale); prompts drawn from the 10,326 questions with replacement, each
+    draw's logit rates shifted by ``N(0, jitter^2)`` per prompt and ``N(0,
+    (jitter / 2)^2)`` per cell. No parametric shape. Added 5 Dec (session 40) as
+    a family none of the estimators was developed on; needs ``../shared/data``
+    (:func:`available`)."""
+    base = logit(mmlu_pro_rates(neighbours))
+    M = base.shape[1]
+    if L <= M:
+        cols = rng.choice(M, size=L, replace=False)
+        extra = np.zeros(L)
+    else:
+        cols = np.concatenate([rng.permutation(M), rng.choice(M, size=L - M)])
+        extra = np.r_[np.zeros(M), np.full(L - M, 0.5)]
+    pool = base[:, cols]
+
+    def sampler(r: np.random.Generator, n: int) -> np.ndarray:
+        rows = r.integers(pool.shape[0], size=n)
+        lp = (
+            pool[rows]
+            + r.normal(0.0, jitter, n)[:, None]
+            + r.normal(size=(n, L)) * np.hypot(jitter / 2, extra)[None, :]
+        )
+        return expit(lp)
+
+    return sampler
+
+
 def pgm_own(
     N: int,
     L: int,
@@ -521,6 +626,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "dominant": dominant,
     "near_identical": near_identical,
     "guessing": guessing,
+    "mmlu_pro": mmlu_pro,
     "pgm_own": pgm_own,
 }
 """Family name -> ``fn(N, L, G, seed, **kw) -> World``; deterministic by seed."""
