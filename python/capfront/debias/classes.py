@@ -66,6 +66,7 @@ from .latent import (
     SUBSAMPLE_ABOVE,
     SUBSAMPLE_SIZE,
     THETA_GRID,
+    UNBOUNDED,
     EMRows,
     LatentFit,
     _auto_stride,
@@ -76,6 +77,7 @@ from .latent import (
     _latent_fit,
     _m_step,
     _stats,
+    check_bounds,
     fit_decomposition,
     fit_latent,
     fit_t_df,
@@ -301,6 +303,7 @@ def fit_classes(
     backend: str | None = None,
     t_df: float | None = None,
     accelerate: bool | None = None,
+    bounds: tuple[float, float] | None = None,
 ) -> LatentFit:
     """Fit ``n_classes`` latent prompt classes (within each topic label) by EM.
 
@@ -313,6 +316,8 @@ def fit_classes(
     ``accelerate``: SQUAREM cycles (:func:`_class_em`) instead of plain EM
     steps; ``None``: when ``max_iter > ACCELERATE_ABOVE`` (the fits, not the
     audit's few-step refits).
+    ``bounds``: the rates' floor and ceiling (:func:`~capfront.debias.latent.
+    fit_latent`); ``None``: ``init``'s or ``base``'s, else (0, 1).
     ``n_classes = 1`` is :func:`~capfront.debias.latent.fit_latent`."""
     K = int(n_classes)
     if K < 1:
@@ -323,7 +328,12 @@ def fit_classes(
         raise ValueError(f"tol must be >= 0 (log-likelihood gain per cell), got {tol}")
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; use one of {FAMILIES}")
+    if bounds is None:
+        src = init if init is not None else base
+        bounds = src.bounds if src is not None else UNBOUNDED
+    bounds = check_bounds(bounds)
     kw = dict(family=family, scale=scale, tol=tol, theta_sd=theta_sd, backend=backend)
+    kw["bounds"] = bounds
     if K == 1:
         return fit_latent(
             S, G, topic, max_iter=max_iter, init=init, topics=topics, t_df=t_df, **kw
@@ -337,7 +347,7 @@ def fit_classes(
         else np.ascontiguousarray(topic, dtype=np.int64)
     )
     T = int(topic.max()) + 1
-    tables, cell_row = _cells(S, G)
+    tables, cell_row = _cells(S, G, bounds)
     em = EMRows(tables, cell_row)
     n_cells = count_cells(cell_row)
     grid = SCALE_GRID[family] if scale is None else np.array([float(scale)])
@@ -351,7 +361,7 @@ def fit_classes(
         pi = init.class_weights.copy()
         nu = init.nu if t_df is None else float(t_df)
     else:
-        if base is None or base.theta.shape != (L, T):
+        if base is None or base.theta.shape != (L, T) or base.bounds != bounds:
             base = fit_latent(S, G, topic, max_iter=300, t_df=t_df, **kw)
         nu = base.nu if t_df is None else float(t_df)
         sc = float(base.scale)
@@ -513,6 +523,77 @@ def choose_family(
     return best, fits[best], {f: fit.loglik for f, fit in fits.items()}
 
 
+# bounds="auto": the rates' ceilings and floors pgm chooses from by marginal
+# likelihood (one-class fits on the selection subsample, the chosen family), and
+# the log-likelihood (nats) a step must gain to be taken. Why: real rates can
+# stop short of 0 and 1 for every model alike (multiple choice guessing; answers
+# right only most of the time); the logit scale then sees the rates compressed
+# at both ends, and with the cell effect fitted to the middle the posterior
+# maximum of such prompts came out above the truth (MMLU-Pro's rates: +0.9 to
+# +1.4 points, within 0.2 with the bounds; docs/debiasing.md)
+BOUND_CEILINGS = (1.0, 0.995, 0.99, 0.98, 0.97, 0.96, 0.95, 0.93, 0.9)
+BOUND_FLOORS = (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12, 0.16, 0.2, 0.25)
+BOUNDS_MARGIN = 3.0
+# EM iterations of each candidate's fit, warm-started at the best so far
+BOUNDS_ITER = 40
+
+
+def choose_bounds(
+    S: np.ndarray,
+    G: np.ndarray,
+    topic: np.ndarray | None,
+    *,
+    family: str,
+    t_df: float | None = None,
+    base: LatentFit | None = None,
+    max_iter: int = 300,
+    tol: float = 2e-6,
+    backend: str | None = None,
+    topics: list | None = None,
+    scale: float | None = None,
+) -> tuple[tuple[float, float], LatentFit, dict]:
+    """``bounds="auto"``: the floor and ceiling ``(f, c)`` of the rates, ``p =
+    f + (c - f) sigma(t)``, by the one-class marginal likelihood on the evenly
+    spaced subsample of ``SELECT_SIZE`` prompts (the family's, :func:`choose_family`):
+    the ceiling walks down ``BOUND_CEILINGS`` from 1 (floor 0), then the floor
+    up ``BOUND_FLOORS`` at that ceiling, then the ceiling on down; each step is
+    warm-started at the best fit so far and taken when it gains more than
+    ``BOUNDS_MARGIN`` nats, and each walk stops at the first step that does
+    not. ``base``: the unbounded fit of those prompts and options, when made.
+    Returns ``(bounds, the fit at them, {(f, c): loglik})``."""
+    sel = even_rows(S.shape[0], SELECT_SIZE)
+    t_sel = None if topic is None else np.asarray(topic)[sel]
+    kw = dict(family=family, scale=scale, tol=max(tol, SELECT_TOL), backend=backend)
+    kw.update(topics=topics, t_df=t_df)
+    S_, G_ = S[sel], G[sel]
+    if base is None or base.bounds != UNBOUNDED or base.cell_row.shape[0] != len(sel):
+        base = fit_latent(S_, G_, t_sel, bounds=UNBOUNDED, max_iter=max_iter, **kw)
+    if family == "logit_t" and kw["t_df"] is None:
+        kw["t_df"] = base.t_df
+    fits = {UNBOUNDED: base}
+    best = UNBOUNDED
+
+    def walk(values, which: int) -> None:
+        nonlocal best
+        for v in values:
+            b = (best[0], v) if which else (v, best[1])
+            if not b[0] < b[1]:
+                return
+            if b not in fits:
+                fits[b] = fit_latent(
+                    S_, G_, t_sel, bounds=b, init=fits[best], max_iter=BOUNDS_ITER, **kw
+                )
+            if not fits[b].loglik > fits[best].loglik + BOUNDS_MARGIN:
+                return
+            best = b
+
+    walk(BOUND_CEILINGS[1:], 1)
+    walk(BOUND_FLOORS[1:], 0)
+    if best[0] > 0:  # (a floor moves the ceiling's optimum)
+        walk([c for c in BOUND_CEILINGS if c < best[1]], 1)
+    return best, fits[best], {b: float(f.loglik) for b, f in fits.items()}
+
+
 def _bic(fit: LatentFit, n_prompts: int) -> float:
     """``-2 loglik + n_params log N`` (reported beside the AIC; not the choice)."""
     return float(-2.0 * fit.loglik + fit.n_params * np.log(max(n_prompts, 2)))
@@ -541,6 +622,7 @@ def fit_pgm(
     one_class: LatentFit | None = None,
     select_base: LatentFit | None = None,
     workers: int = 1,
+    bounds: tuple[float, float] | str | None = "auto",
 ) -> LatentFit:
     """The ``pgm`` fit: ``latent_classes`` an int (``1``: the one-class model) or
     ``"auto"``: the AIC-best of ``candidates`` with at least
@@ -554,7 +636,11 @@ def fit_pgm(
     subsample (:func:`choose_family`'s, the same prompts and options), used
     when its family and degrees of freedom are the chosen ones (else fitted
     again); ``workers``: candidates fitted at the same time (:func:`_select`;
-    the same result)."""
+    the same result); ``bounds``: the rates' floor and ceiling ``(f, c)``
+    (:func:`~capfront.debias.latent.fit_latent`), ``"auto"``:
+    :func:`choose_bounds` for the logit-scale families (the Beta family stays
+    unbounded), ``None``: ``init``'s, else (0, 1); ``LatentFit.bounds_loglik``
+    holds the candidates' log-likelihoods."""
     if family != "auto" and family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; use 'auto' or one of {FAMILIES}")
     if init is not None:
@@ -592,11 +678,45 @@ def fit_pgm(
         src = one_class if one_class is not None else sel_fit
         if src is not None and src.family == "logit_t":
             t_df = src.t_df
+    bounds_ll: dict = {}
+    if isinstance(bounds, str):
+        if bounds != "auto":
+            raise ValueError(
+                f"bounds must be 'auto', None or (floor, ceiling), not {bounds!r}"
+            )
+        if init is not None:
+            bounds = init.bounds
+        elif family == "betabinomial":
+            bounds = UNBOUNDED
+        else:
+            base = sel_fit
+            if base is None and _same_base(
+                select_base, family, t_df, len(even_rows(N, SELECT_SIZE))
+            ):
+                base = select_base
+            bounds, sel_fit, bounds_ll = choose_bounds(
+                S, G, topic, family=family, t_df=t_df, base=base, max_iter=max_iter,
+                tol=tol, backend=backend, topics=topics, scale=scale,
+            )  # fmt: skip
+            if family == "logit_t" and t_df is None:
+                t_df = sel_fit.t_df
+    elif bounds is None:
+        bounds = init.bounds if init is not None else UNBOUNDED
+    bounds = check_bounds(bounds)
+    if family == "betabinomial" and bounds != UNBOUNDED:
+        raise ValueError(
+            "bounds other than (0, 1) need a logit-scale family ('logitnormal' or "
+            f"'logit_t'), not {family!r}"
+        )
+    if one_class is not None and one_class.bounds != bounds:
+        one_class = None  # (fitted at other bounds)
     kw = dict(family=family, scale=scale, tol=tol, backend=backend, topics=topics)
     kw["t_df"] = t_df
+    kw["bounds"] = bounds
     if ks == (1,):
         out = fit_latent(S, G, topic, max_iter=max_iter, init=init, **kw)
         out.family_loglik = family_ll
+        out.bounds_loglik = bounds_ll
         return out
     if init is not None:
         return fit_classes(
@@ -613,6 +733,8 @@ def fit_pgm(
     sel = even_rows(N, SELECT_SIZE)
     if sel_fit is None and _same_base(select_base, family, kw["t_df"], len(sel)):
         sel_fit = select_base  # (choose_family's: the same prompts and options)
+    if sel_fit is not None and sel_fit.bounds != bounds:
+        sel_fit = None
     aic, fits = _select(
         S[sel],
         G[sel],
@@ -648,6 +770,7 @@ def fit_pgm(
     out.aic = aic
     out.bic = {k: _bic(f, len(sel)) for k, f in fits.items()}
     out.family_loglik = family_ll
+    out.bounds_loglik = bounds_ll
     return out
 
 
@@ -741,6 +864,7 @@ def pgm_decomposition(
     topics: list | None = None,
     min_resp: float = 1e-6,
     class_min_resp: float = CLASS_MIN_RESP,
+    bounds: tuple[float, float] | str | None = "auto",
 ) -> Decomposition:
     """``O_pgm = mean_n E_post[max_l p[n, l]]`` under the (latent-class) fit; the
     per-prompt values are the posterior expected maxima with the hyperparameters
@@ -770,12 +894,14 @@ def pgm_decomposition(
         max_iter=max_iter,
         tol=tol,
         topics=topics,
+        bounds=bounds,
     )
     dec = fit_decomposition(
         fit,
         *posterior_max(fit, backend, min_resp=min_resp, class_min_resp=class_min_resp),
     )
     dec.diagnostics["latent_classes"] = fit.n_classes
+    dec.diagnostics["bounds"] = fit.bounds
     dec.diagnostics["aic"] = dict(fit.aic)
     dec.diagnostics["bic"] = dict(fit.bic)
     dec.diagnostics["coarsened_counts"] = coarse is not None

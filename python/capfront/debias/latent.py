@@ -49,6 +49,27 @@ from .bias_correction import _identity
 from .result import Decomposition
 
 FAMILIES = ("logitnormal", "betabinomial", "logit_t")
+# the rates' floor and ceiling: p = f + (c - f) sigma(t) (:func:`check_bounds`)
+UNBOUNDED = (0.0, 1.0)
+
+
+def check_bounds(bounds) -> tuple[float, float]:
+    """``bounds = (f, c)``, the floor and ceiling of every cell's rate, as a
+    tuple of floats; ``0 <= f < c <= 1``, else ``ValueError``."""
+    try:
+        f, c = (float(x) for x in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"bounds must be a pair (floor, ceiling) of rates, got {bounds!r}"
+        ) from None
+    if not (0.0 <= f < c <= 1.0):
+        raise ValueError(
+            f"bounds (floor, ceiling) must satisfy 0 <= floor < ceiling <= 1, "
+            f"got {bounds!r}"
+        )
+    return (f, c)
+
+
 # family="logit_t": the degrees of freedom the fit chooses from (by marginal
 # likelihood, walking from LOGIT_T_DF; :func:`fit_t_df`), and the log-likelihood
 # (nats) a step must gain to be taken
@@ -316,17 +337,38 @@ FULL_ROWS_MAX = 4096
 CELLS_BLOCK = 1 << 16  # prompts per block when the cells' table rows are built
 
 
-def _loglik_rows(g_all: np.ndarray, s_all: np.ndarray) -> np.ndarray:
-    """``log P(S | G, p = sigma(t))`` on the t grid, one row per ``(G, S)``."""
-    lp = -np.logaddexp(0, -T_GRID)  # log sigma(t)
-    lq = -np.logaddexp(0, T_GRID)  # log (1 - sigma(t))
+def _log_rates(
+    bounds: tuple[float, float] = UNBOUNDED,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(log p(t), log (1 - p(t)))`` on the t grid, ``p(t) = f + (c - f)
+    sigma(t)`` for ``bounds = (f, c)`` (:data:`UNBOUNDED`: ``p = sigma(t)``)."""
+    f, c = bounds
+    if (f, c) == UNBOUNDED:
+        return -np.logaddexp(0, -T_GRID), -np.logaddexp(0, T_GRID)
+    x, y = expit(T_GRID), expit(-T_GRID)
+    # p = f + (c - f) x and 1 - p = (1 - c) + (c - f) y, each a sum of
+    # non-negative terms (no cancellation near either bound)
+    return np.log(f + (c - f) * x), np.log((1.0 - c) + (c - f) * y)
+
+
+def _loglik_rows(
+    g_all: np.ndarray, s_all: np.ndarray, bounds: tuple[float, float] = UNBOUNDED
+) -> np.ndarray:
+    """``log P(S | G, p(t))`` on the t grid, one row per ``(G, S)``
+    (:func:`_log_rates`)."""
+    lp, lq = _log_rates(bounds)
     g = g_all[:, None]
     s_ = s_all[:, None]
     logc = gammaln(g + 1) - gammaln(s_ + 1) - gammaln(g - s_ + 1)
     return np.ascontiguousarray(logc + s_ * lp[None] + (g - s_) * lq[None])
 
 
-def _loglik_bins(g_all: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+def _loglik_bins(
+    g_all: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    bounds: tuple[float, float] = UNBOUNDED,
+) -> np.ndarray:
     """``log P(lo <= S <= hi | G, p = sigma(t))`` on the t grid, one row per
     bin (binned counts, :class:`capfront.debias.many_draws.BinnedCounts`; a bin
     of one count is :func:`_loglik_rows`' row). Wide bins (all inside ``1 .. G -
@@ -335,12 +377,13 @@ def _loglik_bins(g_all: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarra
     where the count's mode lies outside the bin, kept between the larger end
     count's probability and ``hi - lo + 1`` times it (the far tails, where the
     incomplete Beta functions lose their relative accuracy or underflow)."""
-    out = _loglik_rows(g_all, lo)
+    out = _loglik_rows(g_all, lo, bounds)
     wide = np.flatnonzero(hi > lo)
     if len(wide) == 0:
         return out
-    out[wide] = np.maximum(out[wide], _loglik_rows(g_all[wide], hi[wide]))
-    p, q = expit(T_GRID)[None], expit(-T_GRID)[None]
+    out[wide] = np.maximum(out[wide], _loglik_rows(g_all[wide], hi[wide], bounds))
+    lp, lq = _log_rates(bounds)
+    p, q = np.exp(lp)[None], np.exp(lq)[None]
     for a0 in range(0, len(wide), 256):  # (bounded temporaries)
         w = wide[a0 : a0 + 256]
         g = g_all[w][:, None].astype(np.float64)
@@ -362,6 +405,36 @@ def _loglik_bins(g_all: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarra
     return np.ascontiguousarray(out)
 
 
+def _log_binom(g: np.ndarray, s: np.ndarray, p: float) -> np.ndarray:
+    """``log P(S = s | G = g, p)`` for one rate ``p`` in [0, 1] (``-inf`` where
+    impossible)."""
+    g = np.asarray(g, dtype=np.float64)
+    s = np.asarray(s, dtype=np.float64)
+    if p <= 0.0:
+        return np.where(s == 0, 0.0, -np.inf)
+    if p >= 1.0:
+        return np.where(s == g, 0.0, -np.inf)
+    logc = gammaln(g + 1) - gammaln(s + 1) - gammaln(g - s + 1)
+    return logc + s * np.log(p) + (g - s) * np.log1p(-p)
+
+
+def _log_binom_bin(
+    g: np.ndarray, lo: np.ndarray, hi: np.ndarray, p: float
+) -> np.ndarray:
+    """``log P(lo <= S <= hi | G = g, p)`` for one rate ``p`` in [0, 1]."""
+    from scipy.stats import binom
+
+    g = np.asarray(g, dtype=np.float64)
+    if p <= 0.0:
+        return np.where(lo == 0, 0.0, -np.inf)
+    if p >= 1.0:
+        return np.where(hi == g, 0.0, -np.inf)
+    with np.errstate(divide="ignore"):
+        return np.log(
+            np.maximum(binom.cdf(hi, g, p) - binom.cdf(np.asarray(lo) - 1, g, p), 0.0)
+        )
+
+
 class Tables:
     """Cell-level tables, one row per ``(G, S)`` pair. Full layout (``pairs``
     not given): every ``S = 0..G`` of the distinct draw counts ``g_values``, row
@@ -373,8 +446,10 @@ class Tables:
         g_values: np.ndarray,
         pairs: tuple[np.ndarray, np.ndarray] | None = None,
         rule: tuple | None = None,
+        bounds: tuple[float, float] = UNBOUNDED,
     ) -> None:
         self.g_values = np.asarray(g_values, dtype=np.int64)
+        self.bounds = check_bounds(bounds)
         if pairs is None:
             self.offset = np.concatenate([[0], np.cumsum(self.g_values + 1)])[:-1]
             s_all = np.concatenate([np.arange(g + 1) for g in self.g_values])
@@ -385,21 +460,25 @@ class Tables:
         self.g_all, self.s_all = g_all, s_all
         self.n_rows = len(g_all)
         if rule is None:
-            self.loglik = _loglik_rows(g_all, s_all)  # (R, n_t)
+            self.loglik = _loglik_rows(g_all, s_all, self.bounds)  # (R, n_t)
         else:  # binned counts (compact layout): each row the likelihood of a bin
             from .many_draws import bins
 
-            self.loglik = _loglik_bins(g_all, *bins(g_all, s_all, rule))
-        # (R, 2): log P(S | G, p) at p = 0 and p = 1 (0 or -inf)
-        self.edge_loglik = np.ascontiguousarray(
-            np.stack(
-                [
-                    np.where(s_all == 0, 0.0, -np.inf),
-                    np.where(s_all == g_all, 0.0, -np.inf),
-                ],
-                axis=1,
-            )
-        )
+            lo, hi = bins(g_all, s_all, rule)
+            self.loglik = _loglik_bins(g_all, lo, hi, self.bounds)
+        # (R, 2): log P(S | G, p) at the atoms t = -inf and t = +inf, p = f and
+        # p = c (unbounded: p = 0 and p = 1, so 0 or -inf)
+        f, c = self.bounds
+        if self.bounds == UNBOUNDED:
+            edges = [
+                np.where(s_all == 0, 0.0, -np.inf),
+                np.where(s_all == g_all, 0.0, -np.inf),
+            ]
+        elif rule is None:
+            edges = [_log_binom(g_all, s_all, f), _log_binom(g_all, s_all, c)]
+        else:
+            edges = [_log_binom_bin(g_all, lo, hi, x) for x in (f, c)]
+        self.edge_loglik = np.ascontiguousarray(np.stack(edges, axis=1))
         self.lik = np.exp(self.loglik)
         self._logh: dict[tuple, np.ndarray] = {}
 
@@ -639,8 +718,19 @@ def _auto_stride(fit) -> int:
 
 
 def _emax(name, fit, min_resp, stride=None):
-    """Posterior maximum of a fit: ``(E[max], E[max^2], E[p])``."""
-    return dispatch("pgm_emax", name)(*_emax_args(fit, min_resp, stride))
+    """Posterior maximum of a fit: ``(E[max], E[max^2], E[p])``. With bounds
+    ``(f, c)`` the kernel's are those of the unbounded rates ``x`` (the same
+    posterior: its likelihood tables hold the bounded rates) and ``max_l (f +
+    (c - f) x_l) = f + (c - f) max_l x_l``: ``E[max p] = f + (c - f) E[max x]``,
+    ``E[max p^2] = f^2 + 2 f (c - f) E[max x] + (c - f)^2 E[max x^2]``."""
+    e1, e2, pm = dispatch("pgm_emax", name)(*_emax_args(fit, min_resp, stride))
+    f, c = fit.bounds
+    if (f, c) == UNBOUNDED:
+        return e1, e2, pm
+    w = c - f
+    e1, e2 = np.asarray(e1), np.asarray(e2)
+    e2 = f * f + 2.0 * f * w * e1 + w * w * e2
+    return f + w * e1, e2, None if pm is None else f + w * np.asarray(pm)
 
 
 def _emax_args(fit, min_resp, stride=None) -> tuple:
@@ -726,6 +816,9 @@ class LatentFit:
     # the other families) and the marginal log-likelihood of each one tried
     t_df: float | None = None
     t_df_loglik: dict = field(default_factory=dict)
+    # bounds="auto" (:func:`capfront.debias.classes.choose_bounds`): the
+    # one-class log-likelihood of each (floor, ceiling) tried
+    bounds_loglik: dict = field(default_factory=dict)
 
     @property
     def nu(self) -> float:
@@ -733,6 +826,13 @@ class LatentFit:
         (``t_df``, or ``LOGIT_T_DF`` when unset: unused by the other
         families)."""
         return float(self.t_df) if self.t_df is not None else LOGIT_T_DF
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The rates' floor and ceiling ``(f, c)``: ``p = f + (c - f)
+        sigma(logit-scale value)`` (:data:`UNBOUNDED` unless chosen:
+        ``fit_pgm(..., bounds="auto")``)."""
+        return self.tables.bounds
 
     def logh(self) -> np.ndarray:
         """The fit's cell likelihood table ``log h(row, eta_e)`` (at its family,
@@ -746,10 +846,16 @@ class LatentFit:
     @property
     def n_params(self) -> int:
         """Free parameters: theta, the class weights, the difficulty prior's
-        weights and the cell-effect scale."""
+        weights, the cell-effect scale and the rates' bounds other than 0 and 1."""
         n_lab = self.theta.shape[1] // self.n_classes
+        n_bounds = sum(x != y for x, y in zip(self.bounds, UNBOUNDED, strict=True))
         return int(
-            self.theta.size + n_lab * (self.n_classes - 1) + len(self.weights) - 1 + 1
+            self.theta.size
+            + n_lab * (self.n_classes - 1)
+            + len(self.weights)
+            - 1
+            + 1
+            + n_bounds
         )
 
     def simulate_p(
@@ -778,7 +884,8 @@ class LatentFit:
         if self.n_classes > 1:  # a latent class within each prompt's label
             col = self._draw_class(topic, rng)
         eta = self.theta[:, col].T - d[:, None]
-        return _draw_cell(self.family, self.scale, eta, rng, self.nu), topic
+        x = _draw_cell(self.family, self.scale, eta, rng, self.nu)
+        return to_rate(x, self.bounds), topic
 
     def _draw_class(self, topic: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """theta column of a latent class drawn within each prompt's label."""
@@ -786,6 +893,15 @@ class LatentFit:
         u = rng.random(len(topic))
         k = (u[:, None] > cw[topic] * (1 - 1e-12)).sum(axis=1)
         return topic * self.n_classes + np.minimum(k, self.n_classes - 1)
+
+
+def to_rate(x, bounds: tuple[float, float] = UNBOUNDED):
+    """``f + (c - f) x``: the rate of a cell whose unbounded rate (``sigma`` of
+    its logit-scale value) is ``x`` (``x`` itself when unbounded)."""
+    f, c = bounds
+    if (f, c) == UNBOUNDED:
+        return x
+    return f + (c - f) * np.asarray(x)
 
 
 def _draw_cell(
@@ -808,17 +924,19 @@ _TABLE_CACHE: dict[tuple, Tables] = {}
 _COMPACT_CACHE: dict[tuple, Tables] = {}  # (compact tables can be large: two)
 
 
-def _tables(g_values: np.ndarray) -> Tables:
-    key = tuple(int(g) for g in g_values)
+def _tables(g_values: np.ndarray, bounds: tuple[float, float] = UNBOUNDED) -> Tables:
+    key = (tuple(int(g) for g in g_values), tuple(bounds))
     out = _TABLE_CACHE.get(key)
     if out is None:
         if len(_TABLE_CACHE) > 8:
             _TABLE_CACHE.clear()
-        out = _TABLE_CACHE[key] = Tables(g_values)
+        out = _TABLE_CACHE[key] = Tables(g_values, bounds=bounds)
     return out
 
 
-def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
+def _cells(
+    S: np.ndarray, G: np.ndarray, bounds: tuple[float, float] = UNBOUNDED
+) -> tuple[Tables, np.ndarray]:
     """The likelihood tables of the data's draw counts and each cell's table row
     (``-1``: no draws). Compact tables (only the observed ``(G, S)`` pairs) when
     the full ones would exceed ``FULL_ROWS_MAX`` rows.
@@ -828,14 +946,15 @@ def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
     prompts. The rows come in the smallest signed dtype that holds them
     (:func:`~capfront.debias._input.row_dtype`: int8 up to 127 rows, i.e. up
     to 126 draws per cell with one draw count), which the kernels read in
-    place."""
+    place. ``bounds``: the rates' floor and ceiling (:func:`check_bounds`)."""
+    bounds = check_bounds(bounds)
     blocks = [slice(a, a + CELLS_BLOCK) for a in range(0, max(len(G), 1), CELLS_BLOCK)]
     g_values = np.unique(np.concatenate([np.unique(G[sl]) for sl in blocks]))
     g_values = g_values[g_values > 0].astype(np.int64)
     # binned counts (many_draws.BinnedCounts): compact tables of bins
     rule = getattr(S, "rule", None)
     if rule is None and int((g_values + 1).sum()) <= FULL_ROWS_MAX:
-        tables = _tables(g_values)
+        tables = _tables(g_values, bounds)
         cell_row = np.empty(S.shape, row_dtype(tables.n_rows))
         # in blocks of prompts: no (N, L) int64 temporaries (N = 2e6, L = 33:
         # four of them were 2 GB)
@@ -857,11 +976,11 @@ def _cells(S: np.ndarray, G: np.ndarray) -> tuple[Tables, np.ndarray]:
     # the same pairs (pgm's several fits of one data set) share one table and
     # its cached marginal likelihoods (kept only while it is not large: its
     # likelihoods take 16 bytes per row and t point)
-    ckey = (g_max, uniq.tobytes(), rule)
+    ckey = (g_max, uniq.tobytes(), rule, bounds)
     tables = _COMPACT_CACHE.get(ckey)
     if tables is None:
         pairs = (uniq // (g_max + 1), uniq % (g_max + 1))
-        tables = Tables(g_values, pairs, rule)
+        tables = Tables(g_values, pairs, rule, bounds)
         if 16 * len(uniq) * len(T_GRID) <= LOGH_CACHE_BYTES:
             _bounded(_COMPACT_CACHE, 2)
             _COMPACT_CACHE[ckey] = tables
@@ -962,6 +1081,7 @@ def fit_latent(
     topics: list | None = None,
     backend: str | None = None,
     t_df: float | None = None,
+    bounds: tuple[float, float] | None = None,
 ) -> LatentFit:
     """Fit the latent model by EM on the marginal likelihood of the counts.
 
@@ -976,6 +1096,9 @@ def fit_latent(
     ``t_df`` (``family="logit_t"``) fixes the Student t's degrees of freedom;
     ``None``: ``init``'s when it is a t fit (the audit's refits keep them, as
     they keep the family), else chosen by :func:`fit_t_df`.
+    ``bounds = (f, c)``: every rate is ``f + (c - f) sigma(t)`` with ``t`` the
+    logit-scale value the model describes (a floor such as guessing and a
+    ceiling below 1; :func:`check_bounds`); ``None``: ``init``'s, else (0, 1).
     """
     if family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; use one of {FAMILIES}")
@@ -986,6 +1109,7 @@ def fit_latent(
             return fit_t_df(
                 S, G, topic, scale=scale, max_iter=max_iter, tol=tol,
                 theta_sd=theta_sd, init=init, topics=topics, backend=backend,
+                bounds=bounds,
             )  # fmt: skip
     if t_df is not None and not (np.isfinite(t_df) and float(t_df) > 0):
         raise ValueError(f"t_df must be finite and > 0, got {t_df}")
@@ -1003,7 +1127,10 @@ def fit_latent(
         else np.ascontiguousarray(topic, dtype=np.int64)
     )
     K = int(topic.max()) + 1
-    tables, cell_row = _cells(S, G)
+    if bounds is None:
+        bounds = init.bounds if init is not None else UNBOUNDED
+    bounds = check_bounds(bounds)
+    tables, cell_row = _cells(S, G, bounds)
     n_cells = count_cells(cell_row)
     J = len(D_GRID)
     grid = SCALE_GRID[family]
@@ -1028,6 +1155,7 @@ def fit_latent(
             theta_sd=theta_sd,
             backend=backend,
             t_df=t_df,
+            bounds=bounds,
         )
         if init.theta.shape[1] != K:  # a topic missing from the subsample
             init = None

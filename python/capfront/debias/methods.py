@@ -59,6 +59,7 @@ _OPTIONS = {
         "max_iter",
         "tol",
         "latent_classes",
+        "bounds",
     ),
 }
 

@@ -37,7 +37,7 @@ from scipy.special import expit, log_expit
 from .._backend import resolve_backend
 from .._kernels import dispatch
 from .classes import _class_estep
-from .latent import D_GRID, LOGIT_T_DF, LatentFit, _cell_table
+from .latent import D_GRID, LOGIT_T_DF, UNBOUNDED, LatentFit, _cell_table, to_rate
 
 __all__ = ["posterior_sampler"]
 
@@ -110,13 +110,24 @@ def _e_weights(
     s: np.ndarray,
     g: np.ndarray,
     prior=E_PRIORS["logitnormal"],
+    bounds: tuple[float, float] = UNBOUNDED,
 ):
     """Unnormalised posterior weights of ``e`` on the grid of ``prior = (e grid,
-    log prior)`` (last axis)."""
+    log prior)`` (last axis); ``bounds``: the fit's floor and ceiling of the
+    rates (``p = f + (c - f) sigma(eta + tau e)``)."""
     grid, log_prior = prior
     lp = eta[..., None] + tau * grid
-    # S log s(x) + (G - S) log s(-x), with log s(-x) = log s(x) - x
-    logw = log_prior + g[..., None] * log_expit(lp) - (g - s)[..., None] * lp
+    if tuple(bounds) == UNBOUNDED:
+        # S log s(x) + (G - S) log s(-x), with log s(-x) = log s(x) - x
+        logw = log_prior + g[..., None] * log_expit(lp) - (g - s)[..., None] * lp
+    else:
+        f, c = bounds
+        x, y = expit(lp), expit(-lp)
+        logw = (
+            log_prior
+            + s[..., None] * np.log(f + (c - f) * x)
+            + (g - s)[..., None] * np.log((1.0 - c) + (c - f) * y)
+        )
     return np.exp(logw - logw.max(axis=-1, keepdims=True))
 
 
@@ -127,7 +138,12 @@ class _QuantileTable:
     a neighbouring grid point, so the mixture is unbiased in ``eta``)."""
 
     def __init__(
-        self, tau: float, s: np.ndarray, g: np.ndarray, prior=E_PRIORS["logitnormal"]
+        self,
+        tau: float,
+        s: np.ndarray,
+        g: np.ndarray,
+        prior=E_PRIORS["logitnormal"],
+        bounds: tuple[float, float] = UNBOUNDED,
     ) -> None:
         self.grid = prior[0]
         pairs = np.unique(np.stack([g.ravel(), s.ravel()], axis=1), axis=0)
@@ -139,7 +155,7 @@ class _QuantileTable:
         self.q = np.empty((len(pairs), len(ETA_GRID), N_QUANTILES), np.uint8)
         for i, (g_i, s_i) in enumerate(pairs.astype(np.float64)):
             # one pair at a time: (eta, e) weights, their CDF, its quantiles
-            cdf = np.cumsum(_e_weights(ETA_GRID, tau, s_i, g_i, prior), axis=-1)
+            cdf = np.cumsum(_e_weights(ETA_GRID, tau, s_i, g_i, prior, bounds), axis=-1)
             cdf /= cdf[:, -1:]
             self.q[i] = (cdf[:, None, :] < qs[None, :, None]).sum(axis=-1)
         np.minimum(self.q, len(self.grid) - 1, out=self.q)
@@ -156,26 +172,33 @@ class _QuantileTable:
         return e + r.uniform(-E_STEP / 2, E_STEP / 2, eta.shape)
 
 
+def _bounds(fit) -> tuple[float, float]:
+    """The fit's floor and ceiling of the rates ((0, 1) for fits without)."""
+    return tuple(getattr(fit, "bounds", UNBOUNDED))
+
+
 def _cell_draws(
     fit: LatentFit, eta: np.ndarray, s: np.ndarray, g: np.ndarray, r, table=None
 ) -> np.ndarray:
     """Each cell's rate from its posterior given ``eta`` and its counts."""
     if fit.scale <= 0:
-        return expit(eta)
+        return to_rate(expit(eta), _bounds(fit))
     if fit.family == "betabinomial":
+        if _bounds(fit) != UNBOUNDED:  # (fit_pgm refuses them for the Beta family)
+            raise ValueError("the posterior world of a Beta fit needs bounds (0, 1)")
         c = (1.0 - fit.scale) / fit.scale
         q = np.clip(expit(eta), 1e-9, 1 - 1e-9)
         return r.beta(q * c + s, (1.0 - q) * c + (g - s))
     tau = float(fit.scale)
     if table is not None:
-        return expit(eta + tau * table.draw(eta, s, g, r))
+        return to_rate(expit(eta + tau * table.draw(eta, s, g, r)), _bounds(fit))
     prior = e_prior(fit)
-    w = _e_weights(eta, tau, s, g, prior)
+    w = _e_weights(eta, tau, s, g, prior, _bounds(fit))
     cw = np.cumsum(w, axis=-1)
     u = r.random(eta.shape) * cw[..., -1]
     pick = np.minimum((cw < u[..., None]).sum(axis=-1), len(prior[0]) - 1)
     e = prior[0][pick] + r.uniform(-E_STEP / 2, E_STEP / 2, pick.shape)
-    return expit(eta + tau * e)
+    return to_rate(expit(eta + tau * e), _bounds(fit))
 
 
 def posterior_sampler(
@@ -198,7 +221,7 @@ def posterior_sampler(
         n_pairs = len(np.unique(G_r * (int(G_r.max()) + 1) + S_r.astype(np.int64)))
         if n_pairs * len(ETA_GRID) * N_QUANTILES <= MAX_TABLE:
             table = _QuantileTable(
-                float(fit.scale), S_r.astype(np.int64), G_r, e_prior(fit)
+                float(fit.scale), S_r.astype(np.int64), G_r, e_prior(fit), _bounds(fit)
             )
 
     def sample(n: int, r: np.random.Generator):
