@@ -139,6 +139,7 @@ def run_methods(
                 row[f"{m}_aic"] = aic[m]
                 if m == "pgm":
                     row.update(pgm_classes=int(fit.n_classes), pgm_family=fit.family)
+                    row["pgm_bounds"] = "{:g}:{:g}".format(*fit.bounds)
         except Exception as exc:  # a failing method is a result, not a crash
             row[m] = np.nan
             row[f"{m}_error"] = f"{type(exc).__name__}: {exc}"[:200]
