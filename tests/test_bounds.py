@@ -140,7 +140,6 @@ def test_bounded_worlds_stay_within_the_bounds():
         ({"bounds": (0.0, 1.2)}, "0 <= floor < ceiling <= 1"),
         ({"bounds": "high"}, "bounds must be 'auto'"),
         ({"bounds": (0.1,)}, "pair"),
-        ({"bounds": (0.1, 0.9), "family": "betabinomial"}, "logit-scale family"),
     ],
 )
 def test_bad_bounds_are_refused(kw, match):
@@ -148,6 +147,23 @@ def test_bad_bounds_are_refused(kw, match):
     kw = {"latent_classes": 1, "family": "logitnormal", **kw}
     with pytest.raises(ValueError, match=match):
         classes.fit_pgm(S, G, **kw)
+
+
+def test_bounded_beta_fits_estimate_but_have_no_posterior_world():
+    """The Beta family takes explicit bounds (the audit's rival fits), stays
+    unbounded under ``"auto"``, and its posterior world, conjugate only without
+    bounds, says so instead of drawing wrong rates."""
+    S, G, _ = _bounded_world(600, 4, 10, seed=4, floor=0.05, ceiling=0.95)
+    auto = classes.fit_pgm(S, G, latent_classes=1, family="betabinomial")
+    assert auto.bounds == latent.UNBOUNDED
+    fit = classes.fit_pgm(
+        S, G, latent_classes=1, family="betabinomial", bounds=(0.05, 0.95)
+    )
+    e = classes.posterior_max(fit)[0]
+    assert np.all((e > 0.05) & (e < 0.95))
+    draw = posterior_sampler(fit, S, G, np.arange(len(S)))
+    with pytest.raises(ValueError, match="needs bounds"):
+        draw(10, np.random.default_rng(0))
 
 
 def test_debiased_oracle_takes_bounds():

@@ -959,7 +959,7 @@ def _sensitivity_plan(S, G, topic, pfit, names, backend, size: int = SIM_PROMPTS
     the fitted model first, then its rivals (each fit is independent of the
     others: the audit runs them in its pool)."""
     from .classes import fit_pgm, posterior_max
-    from .latent import FAMILIES, UNBOUNDED
+    from .latent import FAMILIES
 
     N = S.shape[0]
     K = int(pfit.n_classes)
@@ -971,9 +971,11 @@ def _sensitivity_plan(S, G, topic, pfit, names, backend, size: int = SIM_PROMPTS
     kw = dict(backend=backend, topics=names)
 
     def estimate(k: int, family: str) -> tuple[float, float, int]:
-        # at the fitted model's floor and ceiling (the Beta family: none)
-        b = pfit.bounds if family != "betabinomial" else UNBOUNDED
-        f = fit_pgm(S_, G_, t_, latent_classes=k, family=family, bounds=b, **kw)
+        # at the fitted model's floor and ceiling (the data rank bounds by
+        # hundreds of nats where they matter: not a rival)
+        f = fit_pgm(
+            S_, G_, t_, latent_classes=k, family=family, bounds=pfit.bounds, **kw
+        )
         est = float(posterior_max(f, backend, cell_means=False)[0].mean())
         return est, float(f.loglik), int(f.n_params)
 

@@ -639,8 +639,8 @@ def fit_pgm(
     the same result); ``bounds``: the rates' floor and ceiling ``(f, c)``
     (:func:`~capfront.debias.latent.fit_latent`), ``"auto"``:
     :func:`choose_bounds` for the logit-scale families (the Beta family stays
-    unbounded), ``None``: ``init``'s, else (0, 1); ``LatentFit.bounds_loglik``
-    holds the candidates' log-likelihoods."""
+    unbounded unless given bounds), ``None``: ``init``'s, else (0, 1);
+    ``LatentFit.bounds_loglik`` holds the candidates' log-likelihoods."""
     if family != "auto" and family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; use 'auto' or one of {FAMILIES}")
     if init is not None:
@@ -703,11 +703,6 @@ def fit_pgm(
     elif bounds is None:
         bounds = init.bounds if init is not None else UNBOUNDED
     bounds = check_bounds(bounds)
-    if family == "betabinomial" and bounds != UNBOUNDED:
-        raise ValueError(
-            "bounds other than (0, 1) need a logit-scale family ('logitnormal' or "
-            f"'logit_t'), not {family!r}"
-        )
     if one_class is not None and one_class.bounds != bounds:
         one_class = None  # (fitted at other bounds)
     kw = dict(family=family, scale=scale, tol=tol, backend=backend, topics=topics)

@@ -185,7 +185,10 @@ def _cell_draws(
         return to_rate(expit(eta), _bounds(fit))
     if fit.family == "betabinomial":
         if _bounds(fit) != UNBOUNDED:  # (fit_pgm refuses them for the Beta family)
-            raise ValueError("the posterior world of a Beta fit needs bounds (0, 1)")
+            raise ValueError(
+                "the posterior world of a Beta fit needs bounds (0, 1) (its cell "
+                f"posteriors are conjugate Betas only then), got {_bounds(fit)}"
+            )
         c = (1.0 - fit.scale) / fit.scale
         q = np.clip(expit(eta), 1e-9, 1 - 1e-9)
         return r.beta(q * c + s, (1.0 - q) * c + (g - s))
