@@ -916,6 +916,7 @@ def audit(
         bracket=bracket,
         data_estimates={"value": data_est, "se": data_se},
         latent_classes=int(pfit.n_classes),
+        bounds=tuple(float(x) for x in getattr(pfit, "bounds", (0.0, 1.0))),
         sensitivity=sens,
         correlated=corr_info,
     )
@@ -1064,6 +1065,11 @@ def _worst_z(check_rows: list[dict], w: str) -> float:
 def _note(a: AuditResult, passing: list[str]) -> str:
     failed = [w for w, v in a.world_weights.items() if v == 0]
     s = f"simulated worlds: {', '.join(a.world_weights)}"
+    if tuple(a.bounds) != (0.0, 1.0):
+        s += (
+            f"; pgm's rates lie between a floor of {a.bounds[0]:g} and a ceiling "
+            f"of {a.bounds[1]:g} (chosen by likelihood)"
+        )
     if failed:
         s += f"; failed the data checks: {', '.join(failed)}"
     if not a.trusted:

@@ -93,6 +93,8 @@ class AuditResult(ResultProtocol):
     quoted: dict = field(default_factory=dict)
     data_estimates: dict = field(default_factory=dict, repr=False)
     latent_classes: int = 1
+    # pgm's floor and ceiling of the rates (capfront.debias.classes.choose_bounds)
+    bounds: tuple[float, float] = (0.0, 1.0)
     sensitivity: pd.DataFrame | None = None
     correlated: dict | None = None
 
