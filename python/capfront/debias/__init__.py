@@ -158,7 +158,12 @@ def debiased_oracle(
           Options ``family`` (``"auto"``, default: ``"logitnormal"`` or
           ``"logit_t"`` by likelihood; or ``"betabinomial"``), ``scale``
           (fix the cell-effect scale), ``use_topics`` (default True: use
-          ``results.topic``; the classes are then found within each topic).
+          ``results.topic``; the classes are then found within each topic),
+          ``bounds`` (``"auto"``, default: a floor ``f`` and a ceiling ``c`` of
+          every rate, ``p = f + (c - f) sigma(t)``, chosen by likelihood from
+          ``f`` in [0, 0.25] and ``c`` in [0.9, 1] (guessing floors, answers
+          right only most of the time; ``(0, 1)`` unless the data pay for
+          them); or a pair ``(f, c)``; the result's ``diagnostics["bounds"]``).
         - ``"correlated"``: the correlated logit-normal model ``eta_n ~ N(mu,
           Sigma)`` (full covariance), ``S ~ Binomial(G, expit(eta))``, fitted by
           Monte Carlo EM, ``mean_n E[max_l expit(eta_nl) | S_n]``
