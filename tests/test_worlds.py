@@ -125,6 +125,17 @@ def test_guessing_floors() -> None:
     assert w.p.min() < 0.11  # ten-option prompts every model fails
 
 
+def test_format_failures_cap_each_model_at_its_own_ceiling() -> None:
+    # every model's rates stay below its own ceiling 1 - phi_l, and its easiest
+    # prompts come close to it: the ceilings differ between models
+    w = WORLDS["format_failures"](4000, 8, 10, seed=2, pop=0)
+    top = w.p.max(axis=0)
+    assert (top < 1.0).all() and (top > 0.88).all()
+    assert top.max() - top.min() > 0.02
+    easy = np.argsort(w.p.mean(axis=1))[-200:]
+    assert np.allclose(w.p[easy].max(axis=0), top, atol=0.01)
+
+
 def test_mmlu_pro_rates_are_smoothed_real_answers() -> None:
     # each rate is (own answer + 8 neighbours' + 1 pseudo-answer at the model's
     # subject rate) / 10: strictly inside (0, 1), and the rates keep the real

@@ -477,6 +477,32 @@ def guessing(
     return sampler
 
 
+@_family
+def format_failures(
+    rng: np.random.Generator,
+    L: int,
+    *,
+    max_fail: float = 0.1,
+    cell_sd: float = 0.6,
+) -> Family:
+    """Models that fail a share of their answers whatever the prompt (format
+    errors, refusals, timeouts): ``p = (1 - phi_l) expit(b_l - d_n + N(0,
+    cell_sd^2))`` with ``phi_l ~ U(0, max_fail)``, ``b_l ~ N(1.5, 0.7^2)``,
+    ``d_n ~ N(0, 2^2)``: every model has its own ceiling ``1 - phi_l`` (0.9 to
+    1), so no ceiling shared by all cells describes them. Added 7 Dec (session
+    41) after ``pgm``'s shared floor and ceiling, to test them on ceilings they
+    do not assume."""
+    phi = rng.uniform(0.0, max_fail, L)
+    b = rng.normal(1.5, 0.7, L)
+
+    def sampler(r: np.random.Generator, n: int) -> np.ndarray:
+        lp = b[None, :] - r.normal(0.0, 2.0, n)[:, None]
+        lp = lp + r.normal(0.0, cell_sd, (n, L))
+        return (1.0 - phi[None, :]) * expit(lp)
+
+    return sampler
+
+
 #: MMLU-Pro's per-question results of 29 models (Apache-2.0; ../shared/data, not
 #: shipped): the ``mmlu_pro`` family reads it when it is there
 MMLU_PRO = (
@@ -626,6 +652,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "dominant": dominant,
     "near_identical": near_identical,
     "guessing": guessing,
+    "format_failures": format_failures,
     "mmlu_pro": mmlu_pro,
     "pgm_own": pgm_own,
 }
