@@ -175,3 +175,43 @@ def test_debiased_oracle_takes_bounds():
     assert r.diagnostics["bounds"] == (0.05, 0.95)
     auto = cf.debiased_oracle(res, "pgm", latent_classes=1)
     assert auto.diagnostics["bounds"] != latent.UNBOUNDED
+
+
+def test_bounds_reach_every_prompt_when_hyperparameters_come_from_a_subsample(
+    monkeypatch,
+):
+    """Above ``SUBSAMPLE_ABOVE`` prompts the class fit's hyperparameters come
+    from a subsample and the tables are rebuilt for all prompts: at the
+    chosen bounds, not at (0, 1)."""
+    monkeypatch.setattr(classes, "SUBSAMPLE_ABOVE", 1000)
+    monkeypatch.setattr(classes, "SUBSAMPLE_SIZE", 800)
+    S, G, _ = _bounded_world(1500, 6, 10, seed=7, floor=0.05, ceiling=0.94)
+    fit = classes.fit_pgm(
+        S, G, latent_classes=2, family="logitnormal", bounds=(0.05, 0.94)
+    )
+    assert fit.cell_row.shape[0] == 1500
+    assert fit.bounds == (0.05, 0.94)
+    e = classes.posterior_max(fit)[0]
+    assert np.all((e > 0.05) & (e < 0.94))
+
+
+def test_bounds_the_classes_do_not_need_are_dropped():
+    """Three latent classes of prompts with very different aptitudes and no
+    bounds: the one-class walk reads their mixture as a floor, the class fit
+    does not gain from it, and the fit is unbounded."""
+    r = np.random.default_rng(8)
+    N, L, G = 2000, 4, 5
+    cls = r.integers(0, 3, N)
+    skill = np.stack([r.normal(m, 2.0, L) for m in (2.5, -0.5, 1.0)])
+    d = r.normal(-1.0, 1.5, N)
+    p = expit(skill[cls] - d[:, None] + 0.3 * r.standard_normal((N, L)))
+    S = r.binomial(G, p)
+    fit = classes.fit_pgm(S, np.full_like(S, G), family="logitnormal")
+    assert fit.bounds == latent.UNBOUNDED and fit.n_classes > 1
+    ll = fit.bounds_loglik
+    (b, l_b), (_, l_0) = ll["classes"].items()
+    # the one-class walk proposed bounds it had gained from ...
+    assert b != latent.UNBOUNDED
+    assert ll[b] > ll[latent.UNBOUNDED] + classes.BOUNDS_MARGIN
+    # ... and the classes gave them back
+    assert not l_b > l_0 + classes.BOUNDS_MARGIN
