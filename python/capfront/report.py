@@ -775,6 +775,7 @@ def _router_section(
     method = state.get("method", "bootstrap_bc")
     if method == "pgm" and audit is not None and audit.family:
         options["family"] = audit.family
+        options["bounds"] = tuple(audit.bounds)  # (pgm's floor and ceiling)
     out, table = router_section(
         results,
         routers,
