@@ -31,7 +31,7 @@ def main(names: list[str], cold: bool = False) -> None:
         a = cf.audit(w.results, seed=1)
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         print(
-            f"{name}: K = {a.latent_classes}, family {a.family}, "
+            f"{name}: K = {a.latent_classes}, family {a.family}, bounds {a.bounds}, "
             f"quoted {a.recommended}, trusted {a.trusted}, "
             f"wall {wall:.1f} s, CPU {cpu:.1f} s, load {os.getloadavg()[0]:.2f}",
             flush=True,
