@@ -215,3 +215,15 @@ def test_bounds_the_classes_do_not_need_are_dropped():
     assert ll[b] > ll[latent.UNBOUNDED] + classes.BOUNDS_MARGIN
     # ... and the classes gave them back
     assert not l_b > l_0 + classes.BOUNDS_MARGIN
+
+
+def test_audit_carries_the_bounds_into_its_worlds_and_note():
+    """The audit's pgm fit takes the data's floor and ceiling, names them in
+    its note, and quotes an interval that covers the truth of this data set."""
+    S, G, truth = _bounded_world(1500, 6, 20, seed=11, floor=0.05, ceiling=0.95)
+    res = cf.EvalResults.from_counts(S, G)
+    a = cf.audit(res, n_sims=10, seed=0)
+    assert a.bounds != latent.UNBOUNDED
+    assert "floor" in a.note and "ceiling" in a.note
+    q = cf.debiased_oracle(res, a.recommended, audit=a)
+    assert q.ci[0] <= truth <= q.ci[1], (q.ci, truth)

@@ -557,10 +557,10 @@ def choose_bounds(
     spaced subsample of ``SELECT_SIZE`` prompts (the family's, :func:`choose_family`):
     the ceiling walks down ``BOUND_CEILINGS`` from 1 (floor 0), then the floor
     up ``BOUND_FLOORS`` at that ceiling, then the ceiling on down; each step is
-    warm-started at the best fit so far and taken when it gains more than
-    ``BOUNDS_MARGIN`` nats, and each walk stops at the first step that does
-    not. ``base``: the unbounded fit of those prompts and options, when made.
-    Returns ``(bounds, the fit at them, {(f, c): loglik})``."""
+    warm-started at the previous one and taken when it gains more than
+    ``BOUNDS_MARGIN`` nats over the best so far, and each walk stops at the
+    first step that loses likelihood against the previous one. ``base``: the
+    unbounded fit of those prompts and options, when made. Returns ``(bounds, the fit at them, {(f, c): loglik})``."""
     sel = even_rows(S.shape[0], SELECT_SIZE)
     t_sel = None if topic is None else np.asarray(topic)[sel]
     kw = dict(family=family, scale=scale, tol=max(tol, SELECT_TOL), backend=backend)
@@ -575,17 +575,20 @@ def choose_bounds(
 
     def walk(values, which: int) -> None:
         nonlocal best
+        last = best  # the last point tried: the walk goes on while it climbs
         for v in values:
             b = (best[0], v) if which else (v, best[1])
             if not b[0] < b[1]:
                 return
             if b not in fits:
                 fits[b] = fit_latent(
-                    S_, G_, t_sel, bounds=b, init=fits[best], max_iter=BOUNDS_ITER, **kw
+                    S_, G_, t_sel, bounds=b, init=fits[last], max_iter=BOUNDS_ITER, **kw
                 )
-            if not fits[b].loglik > fits[best].loglik + BOUNDS_MARGIN:
+            if fits[b].loglik > fits[best].loglik + BOUNDS_MARGIN:
+                best = b
+            elif not fits[b].loglik > fits[last].loglik:
                 return
-            best = b
+            last = b
 
     walk(BOUND_CEILINGS[1:], 1)
     walk(BOUND_FLOORS[1:], 0)
