@@ -560,7 +560,8 @@ def choose_bounds(
     warm-started at the previous one and taken when it gains more than
     ``BOUNDS_MARGIN`` nats over the best so far, and each walk stops at the
     first step that loses likelihood against the previous one. ``base``: the
-    unbounded fit of those prompts and options, when made. Returns ``(bounds, the fit at them, {(f, c): loglik})``."""
+    unbounded fit of those prompts and options, when made. Returns ``(bounds,
+    the fit at them, {(f, c): loglik})``."""
     sel = even_rows(S.shape[0], SELECT_SIZE)
     t_sel = None if topic is None else np.asarray(topic)[sel]
     kw = dict(family=family, scale=scale, tol=max(tol, SELECT_TOL), backend=backend)
