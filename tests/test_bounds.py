@@ -227,3 +227,8 @@ def test_audit_carries_the_bounds_into_its_worlds_and_note():
     assert "floor" in a.note and "ceiling" in a.note
     q = cf.debiased_oracle(res, a.recommended, audit=a)
     assert q.ci[0] <= truth <= q.ci[1], (q.ci, truth)
+    # the same model without the bounds is a rival at half weight
+    sens = a.sensitivity.set_index("bounds")
+    row = sens.loc["0:1"]
+    assert row["weight"] == 0.5 and row["latent_classes"] == a.latent_classes
+    assert a.model_spread("pgm") >= 0.5 * abs(row["difference"])

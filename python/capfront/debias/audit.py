@@ -695,7 +695,7 @@ def audit(
             # below, when its method is scored
             cfit_fut = pool.submit(fit_correlated, S[sub], G[sub], backend=backend)
         sens_futs = [] if sens_plan is None else [
-            pool.submit(sens_plan[0], k, f) for k, f in sens_plan[1]
+            pool.submit(sens_plan[0], *m) for m in sens_plan[1]
         ]  # fmt: skip
         pgm_fut = pool.submit(data_pgm) if "pgm" in methods and short is None else None
         pop_futs = {w: pool.submit(task) for w, task in pop_tasks.items()}
@@ -938,7 +938,10 @@ def model_sensitivity(
     """How much ``pgm``'s estimate moves under the rival models.
 
     The rival models of the fitted one (``K`` latent classes, cell-effect family
-    ``f``): ``2 K`` classes, and each other cell-effect family with ``K`` classes
+    ``f``, at its floor and ceiling): ``2 K`` classes, each other cell-effect
+    family with ``K`` classes, and, when the fit has bounds other than (0, 1),
+    the same model without them (column ``bounds``; its difference counts at
+    ``RIVAL_SHARE``, column ``weight``)
     (fewer classes than the chosen K are not rivals: the data reject them). Every
     other family counts, not only the Beta: when ``family="auto"`` takes the
     logit-t for its likelihood, the logit-normal is still a rival the data cannot
@@ -951,7 +954,7 @@ def model_sensitivity(
     an error the simulated worlds do not measure: the audit's quoted interval for
     ``pgm`` is at least this wide."""
     estimate, alts = _sensitivity_plan(S, G, topic, pfit, names, backend, size)
-    return _sensitivity_table(alts, [estimate(k, f) for k, f in alts])
+    return _sensitivity_table(alts, [estimate(*m) for m in alts])
 
 
 def _sensitivity_plan(S, G, topic, pfit, names, backend, size: int = SIM_PROMPTS):
@@ -960,7 +963,7 @@ def _sensitivity_plan(S, G, topic, pfit, names, backend, size: int = SIM_PROMPTS
     the fitted model first, then its rivals (each fit is independent of the
     others: the audit runs them in its pool)."""
     from .classes import fit_pgm, posterior_max
-    from .latent import FAMILIES
+    from .latent import FAMILIES, UNBOUNDED
 
     N = S.shape[0]
     K = int(pfit.n_classes)
@@ -971,31 +974,47 @@ def _sensitivity_plan(S, G, topic, pfit, names, backend, size: int = SIM_PROMPTS
     t_ = None if topic is None else np.asarray(topic)[sub]
     kw = dict(backend=backend, topics=names)
 
-    def estimate(k: int, family: str) -> tuple[float, float, int]:
-        # at the fitted model's floor and ceiling (the data rank bounds by
-        # hundreds of nats where they matter: not a rival)
-        f = fit_pgm(
-            S_, G_, t_, latent_classes=k, family=family, bounds=pfit.bounds, **kw
-        )
+    def estimate(k: int, family: str, bounds=None) -> tuple[float, float, int]:
+        # at the fitted model's floor and ceiling unless given
+        b = pfit.bounds if bounds is None else bounds
+        f = fit_pgm(S_, G_, t_, latent_classes=k, family=family, bounds=b, **kw)
         est = float(posterior_max(f, backend, cell_means=False)[0].mean())
         return est, float(f.loglik), int(f.n_params)
 
     # fewer classes than the chosen K are rejected by the data (BIC +100 to
     # +1,200 on the battery when BIC chose) yet can move the estimate by a
     # point: not a rival
-    return estimate, [(K, fam), (2 * K, fam)] + [(K, f) for f in others]
+    models = [(K, fam), (2 * K, fam)] + [(K, f) for f in others]
+    if tuple(pfit.bounds) != UNBOUNDED:
+        # a floor and ceiling shared by all models, where the rates' real ones
+        # differ between models (one model's format failures cap it at 0.9,
+        # another reaches 1), took pgm 0.7-1.2 points below the truth while the
+        # unbounded fit was within 0.1, although the data preferred the bounds
+        # by likelihood; where the bounds are real (MMLU-Pro's rates) the
+        # unbounded fit is a point above. The truth lay between the two: the
+        # unbounded fit is a rival at RIVAL_SHARE weight (with the quoted
+        # interval's factor 2 on the spread, the interval reaches it)
+        models.append((K, fam, UNBOUNDED))
+    return estimate, models
 
 
 def _sensitivity_table(models, results) -> pd.DataFrame:
     """The :func:`model_sensitivity` table from the estimates of ``models`` (the
     fitted model first)."""
+    from .audit_result import RIVAL_SHARE
+
     base, ll0, np0 = results[0]
     rows = []
-    for (k, f), (e, ll, n_par) in zip(models[1:], results[1:], strict=True):
+    for m, (e, ll, n_par) in zip(models[1:], results[1:], strict=True):
+        k, f = m[0], m[1]
         rows.append(
             {
                 "latent_classes": k,
                 "family": f,
+                # the rival's floor and ceiling: "" at the fitted model's;
+                # the unbounded rival's difference counts at RIVAL_SHARE
+                "bounds": "{:g}:{:g}".format(*m[2]) if len(m) > 2 else "",
+                "weight": RIVAL_SHARE if len(m) > 2 else 1.0,
                 "estimate": e,
                 "difference": e - base,
                 # log-likelihood of the rival minus the fitted model's, on the

@@ -255,10 +255,14 @@ def method_spread(
 
 def _spread(sensitivity: pd.DataFrame | None) -> float:
     """The largest absolute difference in a
-    :func:`capfront.debias.audit.model_sensitivity` table."""
+    :func:`capfront.debias.audit.model_sensitivity` table, each times its
+    ``weight`` (``RIVAL_SHARE`` for the unbounded rival of a bounded fit)."""
     if sensitivity is None or not len(sensitivity):
         return 0.0
-    return float(sensitivity["difference"].abs().max())
+    diff = sensitivity["difference"].abs()
+    if "weight" in sensitivity:
+        diff = diff * sensitivity["weight"].fillna(1.0)
+    return float(diff.max())
 
 
 def quote(a: AuditResult, level: float | None = None) -> dict:
