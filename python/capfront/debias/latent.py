@@ -337,18 +337,27 @@ FULL_ROWS_MAX = 4096
 CELLS_BLOCK = 1 << 16  # prompts per block when the cells' table rows are built
 
 
+def bounded_log_rates(
+    t: np.ndarray, bounds: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(log p, log (1 - p))`` at logits ``t`` for ``p = f + (c - f) sigma(t)``,
+    ``bounds = (f, c)``: ``p = f + (c - f) x`` and ``1 - p = (1 - c) + (c - f)
+    y`` with ``x = sigma(t)``, ``y = sigma(-t)``, each a sum of non-negative
+    terms (no cancellation near either bound). The one bounded Binomial rate
+    used by the likelihood tables and the posterior world's cell draws."""
+    f, c = bounds
+    x, y = expit(t), expit(-t)
+    return np.log(f + (c - f) * x), np.log((1.0 - c) + (c - f) * y)
+
+
 def _log_rates(
     bounds: tuple[float, float] = UNBOUNDED,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(log p(t), log (1 - p(t)))`` on the t grid, ``p(t) = f + (c - f)
     sigma(t)`` for ``bounds = (f, c)`` (:data:`UNBOUNDED`: ``p = sigma(t)``)."""
-    f, c = bounds
-    if (f, c) == UNBOUNDED:
+    if tuple(bounds) == UNBOUNDED:
         return -np.logaddexp(0, -T_GRID), -np.logaddexp(0, T_GRID)
-    x, y = expit(T_GRID), expit(-T_GRID)
-    # p = f + (c - f) x and 1 - p = (1 - c) + (c - f) y, each a sum of
-    # non-negative terms (no cancellation near either bound)
-    return np.log(f + (c - f) * x), np.log((1.0 - c) + (c - f) * y)
+    return bounded_log_rates(T_GRID, bounds)
 
 
 def _loglik_rows(
@@ -405,19 +414,6 @@ def _loglik_bins(
     return np.ascontiguousarray(out)
 
 
-def _log_binom(g: np.ndarray, s: np.ndarray, p: float) -> np.ndarray:
-    """``log P(S = s | G = g, p)`` for one rate ``p`` in [0, 1] (``-inf`` where
-    impossible)."""
-    g = np.asarray(g, dtype=np.float64)
-    s = np.asarray(s, dtype=np.float64)
-    if p <= 0.0:
-        return np.where(s == 0, 0.0, -np.inf)
-    if p >= 1.0:
-        return np.where(s == g, 0.0, -np.inf)
-    logc = gammaln(g + 1) - gammaln(s + 1) - gammaln(g - s + 1)
-    return logc + s * np.log(p) + (g - s) * np.log1p(-p)
-
-
 def _log_binom_bin(
     g: np.ndarray, lo: np.ndarray, hi: np.ndarray, p: float
 ) -> np.ndarray:
@@ -449,7 +445,7 @@ class Tables:
         bounds: tuple[float, float] = UNBOUNDED,
     ) -> None:
         self.g_values = np.asarray(g_values, dtype=np.int64)
-        self.bounds = check_bounds(bounds)
+        self.bounds = (float(bounds[0]), float(bounds[1]))  # (checked by callers)
         if pairs is None:
             self.offset = np.concatenate([[0], np.cumsum(self.g_values + 1)])[:-1]
             s_all = np.concatenate([np.arange(g + 1) for g in self.g_values])
@@ -475,7 +471,9 @@ class Tables:
                 np.where(s_all == g_all, 0.0, -np.inf),
             ]
         elif rule is None:
-            edges = [_log_binom(g_all, s_all, f), _log_binom(g_all, s_all, c)]
+            from scipy.stats import binom
+
+            edges = [binom.logpmf(s_all, g_all, x) for x in (f, c)]
         else:
             edges = [_log_binom_bin(g_all, lo, hi, x) for x in (f, c)]
         self.edge_loglik = np.ascontiguousarray(np.stack(edges, axis=1))
@@ -946,8 +944,8 @@ def _cells(
     prompts. The rows come in the smallest signed dtype that holds them
     (:func:`~capfront.debias._input.row_dtype`: int8 up to 127 rows, i.e. up
     to 126 draws per cell with one draw count), which the kernels read in
-    place. ``bounds``: the rates' floor and ceiling (:func:`check_bounds`)."""
-    bounds = check_bounds(bounds)
+    place. ``bounds``: the rates' floor and ceiling (checked by the caller,
+    :func:`check_bounds`)."""
     blocks = [slice(a, a + CELLS_BLOCK) for a in range(0, max(len(G), 1), CELLS_BLOCK)]
     g_values = np.unique(np.concatenate([np.unique(G[sl]) for sl in blocks]))
     g_values = g_values[g_values > 0].astype(np.int64)

@@ -37,7 +37,15 @@ from scipy.special import expit, log_expit
 from .._backend import resolve_backend
 from .._kernels import dispatch
 from .classes import _class_estep
-from .latent import D_GRID, LOGIT_T_DF, UNBOUNDED, LatentFit, _cell_table, to_rate
+from .latent import (
+    D_GRID,
+    LOGIT_T_DF,
+    UNBOUNDED,
+    LatentFit,
+    _cell_table,
+    bounded_log_rates,
+    to_rate,
+)
 
 __all__ = ["posterior_sampler"]
 
@@ -121,13 +129,8 @@ def _e_weights(
         # S log s(x) + (G - S) log s(-x), with log s(-x) = log s(x) - x
         logw = log_prior + g[..., None] * log_expit(lp) - (g - s)[..., None] * lp
     else:
-        f, c = bounds
-        x, y = expit(lp), expit(-lp)
-        logw = (
-            log_prior
-            + s[..., None] * np.log(f + (c - f) * x)
-            + (g - s)[..., None] * np.log((1.0 - c) + (c - f) * y)
-        )
+        log_p, log_q = bounded_log_rates(lp, bounds)
+        logw = log_prior + s[..., None] * log_p + (g - s)[..., None] * log_q
     return np.exp(logw - logw.max(axis=-1, keepdims=True))
 
 
