@@ -503,6 +503,65 @@ def format_failures(
     return sampler
 
 
+@_family
+def prompt_discrimination(
+    rng: np.random.Generator,
+    L: int,
+    *,
+    a_sd: float = 0.6,
+    cell_sd: float = 0.4,
+) -> Family:
+    """Two-parameter item response theory with the discrimination on the
+    prompt: ``logit p = a_n (t_l - b_n) + N(0, cell_sd^2)``, ``a_n ~
+    LogNormal(0, a_sd^2)``, skill ``t_l ~ N(0.5, 1)``, difficulty ``b_n ~ N(0,
+    1.5^2)``. Some prompts separate the models sharply (large ``a_n``: rates
+    near 0 and 1, the best model alone solves them), others hardly at all
+    (small ``a_n``: every model near the same rate): the spread of the models'
+    logits changes from prompt to prompt, where ``pgm`` gives every prompt of a
+    class the same. Added 7 Dec (session 42) as a family none of the
+    estimators was developed on."""
+    t = rng.normal(0.5, 1.0, L)
+
+    def sampler(r: np.random.Generator, n: int) -> np.ndarray:
+        a = r.lognormal(0.0, a_sd, n)
+        lp = a[:, None] * (t[None, :] - r.normal(0.0, 1.5, n)[:, None])
+        return expit(lp + r.normal(0.0, cell_sd, (n, L)))
+
+    return sampler
+
+
+@_family
+def model_families(
+    rng: np.random.Generator,
+    L: int,
+    *,
+    size: int = 3,
+    shared: float = 0.8,
+    cell_sd: float = 0.8,
+) -> Family:
+    """Pools of related models (sizes or fine-tunes of one base model): the
+    models come in families of ``size`` (2 at L = 4) whose per-prompt
+    deviations are mostly shared: ``logit p = b_l - d_n + cell_sd (sqrt(shared)
+    u[n, f(l)] + sqrt(1 - shared) e[n, l])`` with ``u, e ~ N(0, 1)``, family
+    skill ``B_f ~ N(1, 0.7^2)`` and ``b_l = B_f + N(0, 0.3^2)``, ``d_n ~ N(0,
+    1.5^2)``. Given the prompt the cells of one family are correlated
+    (``shared`` = 0.8), where ``pgm`` takes them independent: the maximum over a
+    family is lower than over as many independent models. Added 7 Dec (session
+    42) as a family none of the estimators was developed on."""
+    k = max(1, min(size, L // 2))
+    fam = np.arange(L) // k
+    n_fam = int(fam.max()) + 1
+    b = rng.normal(1.0, 0.7, n_fam)[fam] + rng.normal(0.0, 0.3, L)
+
+    def sampler(r: np.random.Generator, n: int) -> np.ndarray:
+        u = r.normal(0.0, 1.0, (n, n_fam))[:, fam]
+        e = r.normal(0.0, 1.0, (n, L))
+        dev = cell_sd * (np.sqrt(shared) * u + np.sqrt(1.0 - shared) * e)
+        return expit(b[None, :] - r.normal(0.0, 1.5, n)[:, None] + dev)
+
+    return sampler
+
+
 #: MMLU-Pro's per-question results of 29 models (Apache-2.0; ../shared/data, not
 #: shipped): the ``mmlu_pro`` family reads it when it is there
 MMLU_PRO = (
@@ -653,6 +712,8 @@ WORLDS: dict[str, Callable[..., World]] = {
     "near_identical": near_identical,
     "guessing": guessing,
     "format_failures": format_failures,
+    "prompt_discrimination": prompt_discrimination,
+    "model_families": model_families,
     "mmlu_pro": mmlu_pro,
     "pgm_own": pgm_own,
 }
