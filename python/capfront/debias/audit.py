@@ -948,11 +948,12 @@ def model_sensitivity(
     rank by the oracle it implies (on the robustness battery's EvalPerf pools the t
     won by 40-400 nats and sat 0.1 point further from the truth than the normal).
     Each is fitted to the same prompts (an evenly spaced subsample of ``size``
-    when there are more) and its estimate compared with the fitted model's
-    there: ``difference = O_alt - O_fit``. The data cannot rank these models by
-    the oracle they imply (the checks pass for several), so their disagreement is
-    an error the simulated worlds do not measure: the audit's quoted interval for
-    ``pgm`` is at least this wide."""
+    when there are more; the fitted model itself and its unbounded rival
+    warm-started at its parameters, the others from scratch) and its estimate
+    compared with the fitted model's there: ``difference = O_alt - O_fit``.
+    The data cannot rank these models by the oracle they imply (the checks pass
+    for several), so their disagreement is an error the simulated worlds do not
+    measure: the audit's quoted interval for ``pgm`` is at least this wide."""
     estimate, alts = _sensitivity_plan(S, G, topic, pfit, names, backend, size)
     return _sensitivity_table(alts, [estimate(*m) for m in alts])
 
