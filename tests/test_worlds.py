@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.special import logit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "scripts"))
 from worlds import MMLU_PRO, WORLDS, World, available  # noqa: E402
@@ -160,7 +161,7 @@ def test_model_families_share_their_cells_deviations() -> None:
     # given the prompt (its mean logit over models removed), the logits of two
     # models of one family move together; of two families, hardly
     w = WORLDS["model_families"](4000, 6, 10, seed=2, pop=0)
-    lp = np.log(w.p / (1.0 - w.p))
+    lp = logit(w.p)
     dev = lp - lp.mean(axis=1, keepdims=True)
     c = np.corrcoef(dev.T)
     within = [c[0, 1], c[0, 2], c[3, 4], c[3, 5]]  # families {0, 1, 2}, {3, 4, 5}
@@ -172,6 +173,6 @@ def test_prompt_discrimination_spreads_models_differently_per_prompt() -> None:
     # the spread of the models' logits on a prompt varies between prompts far
     # beyond what the cell noise alone gives (sd 0.4 over 8 models)
     w = WORLDS["prompt_discrimination"](4000, 8, 10, seed=2, pop=0)
-    sd = np.log(w.p / (1.0 - w.p)).std(axis=1)
+    sd = logit(w.p).std(axis=1)
     lo, hi = np.quantile(sd, [0.1, 0.9])
     assert hi > 3.0 * lo and hi > 1.5
