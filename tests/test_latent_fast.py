@@ -231,3 +231,36 @@ def test_windowed_estep_equals_the_full_grid(prior):
             }
             assert abs(ll["numpy"] - ll["cpp"]) <= 1e-12 * abs(ll["numpy"])
             np.testing.assert_allclose(res["cpp"], res["numpy"], rtol=0, atol=1e-12)
+
+
+def test_class_estep_sub_blocks_thread_count_and_reference(threads):
+    """The compiled class E-step takes each block's prompts in sub-blocks, class
+    after class (cache locality); each statistic still sums its prompts in
+    prompt order. Several blocks of several sub-blocks, three topic labels and
+    sparse pairs: the same bits with one or two threads, and the NumPy
+    reference's numbers to 1e-12."""
+    from capfront._kernels import dispatch
+
+    K = 3
+    table3, rows, _, priors = _sharp_estep_inputs(K)
+    # three topic labels: the table's columns are label * K + class
+    table = np.concatenate([table3, table3[:, ::-1], table3], axis=1)
+    N = rows.shape[0]
+    r = np.random.default_rng(3)
+    topic = r.integers(0, 3, N).astype(np.int64)
+    log_pi = np.log(r.dirichlet(np.ones(K), 3))
+    prev = r.dirichlet(np.full(K, 0.3), N)
+    lw = priors["fitted"]
+    # sub-blocks of 2**16 // (K J) = 180 prompts; blocks of 250
+    args = (table, rows, topic, K, lw, log_pi, prev, 1e-3, 1e-8, 250, True, True, True)
+    out = {}
+    for n in (1, 2):
+        threads(n)
+        out[n] = dispatch("pgm_class_estep", "cpp")(*args)
+    ref = dispatch("pgm_class_estep", "numpy")(*args)
+    assert out[1][0] == out[2][0]
+    for i in range(1, 6):
+        np.testing.assert_array_equal(out[1][i], out[2][i])
+    assert abs(out[1][0] - ref[0]) <= 1e-12 * abs(ref[0])
+    for i in (1, 2, 3, 4):
+        np.testing.assert_allclose(out[1][i], ref[i], rtol=0, atol=1e-12)

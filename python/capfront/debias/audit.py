@@ -426,6 +426,29 @@ def audit(
     # threads for the fits and simulations below (each result is its own: the
     # same numbers with any number of them)
     n_par = max(1, int(n_workers or get_num_threads()))
+    # the correlated logit-normal: fitted to the data when named or when "auto"
+    # may add it (its AIC against pgm's needs the counts pgm was fitted to: not
+    # the coarsened ones), on the rival fits' prompts (an evenly spaced 2,000 of
+    # larger data: an AIC of as many prompts as the simulated data sets have, so
+    # the choice does not drift with N, and a fit as cheap); each model needs
+    # draws there, else its logits are not identified
+    sub = even_rows(S.shape[0], SIM_PROMPTS)
+    named_corr = "correlated" in methods or any(w in worlds for w in CORRELATED_WORLDS)
+    want_cfit = named_corr or (
+        correlated is not False
+        and "pgm" in methods
+        and coarse is None
+        and bool((G[sub] > 0).any(0).all())
+    )
+    # with threads to spare it starts now, beside pgm's fit (which leaves a core
+    # idle while it fits one model at a time): the same fit, the same numbers
+    early = ThreadPoolExecutor(max_workers=1) if want_cfit and n_par > 1 else None
+    cfit_early = None
+    if early is not None:
+        from .correlated import fit_correlated
+
+        cfit_early = early.submit(fit_correlated, S[sub], G[sub], backend=backend)
+        early.shutdown(wait=False)
     if family == "auto":
 
         def latent(f):
@@ -503,13 +526,6 @@ def audit(
         from .posterior_world import posterior_sampler
 
         samplers["posterior"] = posterior_sampler(pfit, S, G, rows_sim)
-    # the correlated logit-normal: fitted to the data (in the pool below) when
-    # named or when "auto" may add it (its AIC against pgm's needs the counts
-    # pgm was fitted to: not the coarsened ones)
-    named_corr = "correlated" in methods or any(w in worlds for w in CORRELATED_WORLDS)
-    want_cfit = named_corr or (
-        correlated is not False and "pgm" in methods and coarse is None
-    )
     cfit = None
     names_w = list(samplers)
 
@@ -677,9 +693,6 @@ def audit(
     cs = check_sizes(g)
     corr_info = None
     workers = max(1, min(n_par, len(jobs) + n * want_cfit))
-    sub = even_rows(N, SIM_PROMPTS)  # the rival fits' prompts
-    # (each model needs draws there: else its logits are not identified)
-    want_cfit = want_cfit and (named_corr or bool((G[sub] > 0).any(0).all()))
     with _pool(workers) as pool:
         if want_cfit:
             from .correlated import (
@@ -689,11 +702,10 @@ def audit(
                 truncated_covariance,
             )
 
-            # on the rival fits' prompts (an evenly spaced 2,000 of larger data:
-            # an AIC of as many prompts as the simulated data sets have, so the
-            # choice does not drift with N, and a fit as cheap); on all prompts
-            # below, when its method is scored
-            cfit_fut = pool.submit(fit_correlated, S[sub], G[sub], backend=backend)
+            # (on all prompts below, when its method is scored)
+            cfit_fut = cfit_early or pool.submit(
+                fit_correlated, S[sub], G[sub], backend=backend
+            )
         sens_futs = [] if sens_plan is None else [
             pool.submit(sens_plan[0], *m) for m in sens_plan[1]
         ]  # fmt: skip
