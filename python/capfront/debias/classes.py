@@ -134,13 +134,14 @@ ACCELERATE_ABOVE = 10
 
 
 def _init_classes(
-    S, G, topic, K: int, seed: int = 0, runs: int = KMEANS_RUNS
+    S, G, topic, K: int, seed: int = 0, runs: int | None = None
 ) -> np.ndarray:
     """Hard starting classes ``(N,)``: k-means on each prompt's centred logit
     success rates ``logit((S + 1/2) / (G + 1))`` (missing cells at the prompt's
     mean), within each topic label: the best (least within-cluster sum of
-    squares ``sum_n |x_n - c_{lab_n}|^2``) of ``runs`` k-means++ starts drawn
-    from one generator (fixed ``seed``)."""
+    squares ``sum_n |x_n - c_{lab_n}|^2``) of ``runs`` (default
+    ``KMEANS_RUNS``) k-means++ starts drawn from one generator (fixed ``seed``)."""
+    runs = KMEANS_RUNS if runs is None else int(runs)
     obs = G > 0
     x = np.log((S + 0.5) / np.maximum(G - S + 0.5, 0.5))
     x = np.where(obs, x, np.nan)
@@ -158,7 +159,7 @@ def _init_classes(
             out[rows] = np.arange(len(rows)) % K
             continue
         best = np.inf
-        for _ in range(max(1, int(runs))):
+        for _ in range(max(1, runs)):
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 # (an empty cluster is fine: EM re-fills it or leaves its weight ~0)
                 warnings.simplefilter("ignore")
