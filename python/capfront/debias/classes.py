@@ -125,8 +125,8 @@ SPARSE_EVERY = 5
 # k-means runs (k-means++ starts) per starting partition of the class EM: the
 # one with the least within-cluster sum of squares starts it. One run left the
 # EM at a local optimum in many of topics_many's data sets (8 unlabelled
-# topics): 800-19,000 nats below the best-of-10 start's, pgm 0.7-2.7 points
-# low, within 0.15 from the best-of-10 start (docs/estimators.md)
+# topics): pgm 0.8-2.7 points low, 860-19,000 nats below the likelihood the
+# best-of-10 start reached, which gave -0.15..+0.10 (docs/debiasing.md)
 KMEANS_RUNS = 10
 # fits of more EM iterations than this are SQUAREM-accelerated (_class_em); the
 # audit's refits (5 steps from the data's fit) are plain EM steps
