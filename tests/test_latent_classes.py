@@ -163,8 +163,7 @@ def test_auto_classes_need_enough_prompts_per_class():
 
 def _inertia(S, G, lab):
     """Within-cluster sum of squares of ``lab`` in ``_init_classes``' features."""
-    x = np.log((S + 0.5) / np.maximum(G - S + 0.5, 0.5))
-    x = x - x.mean(axis=1, keepdims=True)
+    x = classes._class_features(S, G)
     return sum(
         float(((x[lab == k] - x[lab == k].mean(axis=0)) ** 2).sum())
         for k in np.unique(lab)

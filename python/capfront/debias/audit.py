@@ -240,6 +240,9 @@ class _Inline:
             fut.set_exception(e)
         return fut
 
+    def shutdown(self, wait: bool = True) -> None:
+        return None
+
 
 def _pool(workers: int):
     """A thread pool of ``workers``, or :class:`_Inline` for one."""
@@ -440,14 +443,14 @@ def audit(
         and coarse is None
         and bool((G[sub] > 0).any(0).all())
     )
-    # with threads to spare it starts now, beside pgm's fit (which leaves a core
+    # it starts now, with threads to spare beside pgm's fit (which leaves a core
     # idle while it fits one model at a time): the same fit, the same numbers
-    early = ThreadPoolExecutor(max_workers=1) if want_cfit and n_par > 1 else None
-    cfit_early = None
-    if early is not None:
+    cfit_fut = None
+    if want_cfit:
         from .correlated import fit_correlated
 
-        cfit_early = early.submit(fit_correlated, S[sub], G[sub], backend=backend)
+        early = ThreadPoolExecutor(max_workers=1) if n_par > 1 else _Inline()
+        cfit_fut = early.submit(fit_correlated, S[sub], G[sub], backend=backend)
         early.shutdown(wait=False)
     if family == "auto":
 
@@ -694,18 +697,6 @@ def audit(
     corr_info = None
     workers = max(1, min(n_par, len(jobs) + n * want_cfit))
     with _pool(workers) as pool:
-        if want_cfit:
-            from .correlated import (
-                extend_correlated,
-                fit_correlated,
-                gap_rank,
-                truncated_covariance,
-            )
-
-            # (on all prompts below, when its method is scored)
-            cfit_fut = cfit_early or pool.submit(
-                fit_correlated, S[sub], G[sub], backend=backend
-            )
         sens_futs = [] if sens_plan is None else [
             pool.submit(sens_plan[0], *m) for m in sens_plan[1]
         ]  # fmt: skip
@@ -715,6 +706,8 @@ def audit(
         data_stats = check_statistics(S, G, curve_rows(S, G, cs, backend), cs)
         use = False
         if want_cfit:
+            from .correlated import extend_correlated, gap_rank, truncated_covariance
+
             cfit = cfit_fut.result()
             if sens_futs:  # against the fitted model refitted to those prompts
                 _, ll0, np0 = sens_futs[0].result()

@@ -142,11 +142,7 @@ def _init_classes(
     squares ``sum_n |x_n - c_{lab_n}|^2``) of ``runs`` (default
     ``KMEANS_RUNS``) k-means++ starts drawn from one generator (fixed ``seed``)."""
     runs = KMEANS_RUNS if runs is None else int(runs)
-    obs = G > 0
-    x = np.log((S + 0.5) / np.maximum(G - S + 0.5, 0.5))
-    x = np.where(obs, x, np.nan)
-    x = x - np.nanmean(x, axis=1, keepdims=True)
-    x = np.where(obs, x, 0.0)
+    x = _class_features(S, G)
     out = np.zeros(len(S), np.int64)
     rng = np.random.default_rng(seed)
     for t in np.unique(topic):
@@ -158,17 +154,28 @@ def _init_classes(
         if len(np.unique(xr.round(12), axis=0)) < K:  # too few distinct profiles
             out[rows] = np.arange(len(rows)) % K
             continue
-        best = np.inf
+        best = None
         for _ in range(max(1, runs)):
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 # (an empty cluster is fine: EM re-fills it or leaves its weight ~0)
                 warnings.simplefilter("ignore")
                 cent, lab = kmeans2(xr, K, minit="++", seed=rng)
-            ss = float(((xr - cent[lab]) ** 2).sum())
-            if ss < best or not np.isfinite(best):  # (the first run always)
-                best = ss if np.isfinite(ss) else best
+            ss = float(np.nan_to_num(((xr - cent[lab]) ** 2).sum(), nan=np.inf))
+            if best is None or ss < best:  # (the first run always)
+                best = ss
                 out[rows] = lab
     return out
+
+
+def _class_features(S, G) -> np.ndarray:
+    """The k-means features of :func:`_init_classes`: each prompt's centred logit
+    success rates ``logit((S + 1/2) / (G + 1))``, missing cells at the prompt's
+    mean ``(N, L)``."""
+    obs = G > 0
+    x = np.log((S + 0.5) / np.maximum(G - S + 0.5, 0.5))
+    x = np.where(obs, x, np.nan)
+    x = x - np.nanmean(x, axis=1, keepdims=True)
+    return np.where(obs, x, 0.0)
 
 
 def _pairs(cell_row, topic, K: int):
