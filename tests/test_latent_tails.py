@@ -80,6 +80,46 @@ def test_auto_family_picks_the_t_on_heavy_tails_and_the_normal_on_normal_cells()
     assert classes.fit_pgm(*_counts(res), latent_classes=1).family == "logitnormal"
 
 
+def _beta_class_counts(N: int, L: int, G: int, seed: int, c: float = 3.0):
+    """Counts of latent prompt classes whose cells' rates are Beta: ``p[n, l] ~
+    Beta(m[k_n, l] c, (1 - m[k_n, l]) c)``, independently per cell."""
+    r = np.random.default_rng(seed)
+    m = r.uniform(0.3, 0.9, (3, L))
+    q = m[r.integers(0, 3, N)]
+    p = r.beta(q * c, (1.0 - q) * c)
+    Gm = np.full((N, L), G, np.int64)
+    return r.binomial(Gm, p), Gm, p
+
+
+def test_auto_family_takes_the_beta_on_beta_rates_as_the_audit_does():
+    S, G, p = _beta_class_counts(600, 5, 10, seed=7)
+    fit = classes.fit_pgm(S, G)
+    assert fit.family == "betabinomial"
+    ll = fit.family_loglik
+    assert set(ll) == set(classes.AUTO_FAMILIES)
+    logit = max(ll[f] for f in classes.LOGIT_FAMILIES)
+    assert ll["betabinomial"] > logit + classes.FAMILY_MARGIN
+    # the logit families alone (what the audit asks for: it fits the Beta itself)
+    fam, _, ll2 = classes.choose_family(S, G, None, families=classes.LOGIT_FAMILIES)
+    assert fam in classes.LOGIT_FAMILIES and set(ll2) == set(classes.LOGIT_FAMILIES)
+    with pytest.raises(ValueError, match="families"):
+        classes.choose_family(S, G, None, families=("normal",))
+    # debiased_oracle's pgm and the audit's pgm: the same family, the same number
+    res = cf.EvalResults.from_arrays(
+        scores=(np.arange(10)[None, None, :] < S[:, :, None]).astype(np.uint8)
+    )
+    d = cf.debiased_oracle(res, "pgm")
+    assert d.diagnostics["fit"].family == "betabinomial"
+    a = cf.audit(res, n_sims=4, seed=0)
+    assert a.family == "betabinomial"
+    assert a.data_estimates["value"]["pgm"] == pytest.approx(d.value, abs=1e-9)
+    # the Beta fit is nearer the truth than the logit family's on these data
+    truth = p.max(axis=1).mean()
+    f_logit = classes.fit_pgm(S, G, family=fam)
+    e_logit = classes.posterior_max(f_logit)[0].mean()
+    assert abs(d.value - truth) < abs(e_logit - truth)
+
+
 def _counts(res):
     from capfront.debias._input import counts
 

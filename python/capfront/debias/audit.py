@@ -322,11 +322,14 @@ def audit(
     level : nominal level of the intervals.
     family : cell-effect family of the latent model (the ``latent`` world and the
         ``pgm`` refits): ``"logitnormal"``, ``"betabinomial"``, ``"logit_t"`` or
-        ``"auto"``: the logit-normal or logit-t family as ``pgm`` chooses it
-        (:func:`capfront.debias.classes.choose_family`), or the Beta family when
-        its marginal log-likelihood is higher by more than ``AUTO_MARGIN`` (2
-        nats). With ``"auto"`` the ``latent`` world's data
-        sets come from *both* fits, each with its likelihood weight
+        ``"auto"``: as ``pgm`` chooses it
+        (:func:`capfront.debias.classes.choose_family`): the logit-normal or
+        logit-t family, or the Beta family when its marginal log-likelihood is
+        higher by more than ``AUTO_MARGIN`` (2 nats, ``pgm``'s
+        ``FAMILY_MARGIN``; the audit fits the Beta beside the logit choice, on
+        the prompts the latent world is fitted to). With ``"auto"`` the
+        ``latent`` world's data sets come from *both* fits, each with its
+        likelihood weight
         (``family_weights``), when the Beta fit's intra-class correlation is at
         least ``MIX_MIN_ICC``.
     latent_classes : ``pgm``'s latent prompt classes (``"auto"``: by AIC, see
@@ -366,7 +369,13 @@ def audit(
     AuditResult. Quote ``debiased_oracle(results, a.recommended, audit=a)``: its
     ``value`` and ``ci`` are ``a.quoted``'s.
     """
-    from .classes import choose_family, fit_pgm, naive_shortcut, posterior_max
+    from .classes import (
+        LOGIT_FAMILIES,
+        choose_family,
+        fit_pgm,
+        naive_shortcut,
+        posterior_max,
+    )
     from .latent import LatentFit, fit_latent
 
     t0 = time.perf_counter()
@@ -462,8 +471,9 @@ def audit(
         with _pool(min(n_par, 2)) as pool:
             beta = pool.submit(latent, "betabinomial")
             cont, sel_fit, _ = choose_family(
-                S_fit, G, topic, backend=backend, topics=names
-            )
+                S_fit, G, topic, backend=backend, topics=names,
+                families=LOGIT_FAMILIES,
+            )  # fmt: skip
             fits = [latent(cont), beta.result()]
         delta = float(fits[1].loglik - fits[0].loglik)
         fit, alt = (fits[1], fits[0]) if delta > AUTO_MARGIN else fits

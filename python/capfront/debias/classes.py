@@ -91,13 +91,20 @@ CLASS_CANDIDATES = (1, 2, 4, 8)
 # fewer cannot pin a class's L aptitudes (the AIC took K = 8 on EvalPerf's 118
 # prompts, 15 per class, and the fit and audit took 5x as long as with K = 2)
 MIN_CLASS_PROMPTS = 50
-# family="auto": the cell-effect families pgm chooses from by marginal likelihood
-# (the Beta family stays opt-in), and the log-likelihood (nats) a later one must
-# gain over the earlier to be chosen. Why the Student t: with rare large cell
-# effects (heavy-tailed or mixed per-cell noise, flaky cells) the normal's
-# shrinkage pulls every cell's posterior, and so the posterior maximum, too far
-# down (pgm came out 0.7-1.4 points low on such worlds, within 0.3 with the t)
-AUTO_FAMILIES = ("logitnormal", "logit_t")
+# family="auto": the cell-effect families pgm chooses from by marginal likelihood,
+# and the log-likelihood (nats) a later one must gain over the best earlier one to
+# be chosen. Why the Student t: with rare large cell effects (heavy-tailed or
+# mixed per-cell noise, flaky cells) the normal's shrinkage pulls every cell's
+# posterior, and so the posterior maximum, too far down (pgm came out 0.7-1.4
+# points low on such worlds, within 0.3 with the t). Why the Beta, last: the
+# audit already took it by this rule (its AUTO_MARGIN), so the report quoted a
+# Beta pgm where debiased_oracle(res, "pgm") stayed on the logit scale; on
+# latent classes with Beta rates the logit families left pgm 0.3-1.1 points low
+# where the Beta fit, higher by 25-1,000 nats, was within 0.35 (docs/debiasing.md
+# "The Beta family in pgm's own choice")
+AUTO_FAMILIES = ("logitnormal", "logit_t", "betabinomial")
+# the logit-scale families (the audit fits the Beta beside them itself)
+LOGIT_FAMILIES = ("logitnormal", "logit_t")
 FAMILY_MARGIN = 2.0
 # pgm returns the naive oracle when the bound on its bias is at most its standard
 # error or this (0.2 points, the accuracy asked of a debiased estimate); the check
@@ -511,12 +518,14 @@ def choose_family(
     tol: float = 2e-6,
     backend: str | None = None,
     topics: list | None = None,
+    families: tuple[str, ...] = AUTO_FAMILIES,
 ) -> tuple[str, LatentFit, dict]:
-    """``family="auto"``: the cell-effect family of ``AUTO_FAMILIES`` with the
-    highest one-class marginal log-likelihood, the later ones only when they gain
-    more than ``FAMILY_MARGIN`` nats; fitted on an evenly spaced subsample of
-    ``SELECT_SIZE`` prompts (EM tolerance ``SELECT_TOL``). Returns ``(family, its
-    fit on the subsample, {family: loglik})``.
+    """``family="auto"``: the cell-effect family of ``families`` (default
+    ``AUTO_FAMILIES``: logit-normal, logit-t, Beta) with the highest one-class
+    marginal log-likelihood, each later one only when it gains more than
+    ``FAMILY_MARGIN`` nats over the best before it; fitted on an evenly spaced
+    subsample of ``SELECT_SIZE`` prompts (EM tolerance ``SELECT_TOL``). Returns
+    ``(family, its fit on the subsample, {family: loglik})``.
 
     The t is fitted at ``LOGIT_T_DF`` degrees of freedom first; only when that
     fit beats the normal by ``FAMILY_MARGIN`` are its degrees of freedom fitted
@@ -527,20 +536,23 @@ def choose_family(
     t_sel = None if topic is None else np.asarray(topic)[sel]
     kw = dict(scale=scale, tol=max(tol, SELECT_TOL), backend=backend, topics=topics)
     kw["max_iter"] = max_iter
+    unknown = set(families) - set(AUTO_FAMILIES)
+    if not families or unknown:
+        raise ValueError(f"families must be some of {AUTO_FAMILIES}, not {families!r}")
     fits = {}
-    for f in AUTO_FAMILIES:
+    for f in families:
         if f != "logit_t":
             fits[f] = fit_latent(S[sel], G[sel], t_sel, family=f, **kw)
             continue
         t3 = fit_latent(S[sel], G[sel], t_sel, family=f, t_df=LOGIT_T_DF, **kw)
-        rival = max(v.loglik for v in fits.values())
+        rival = max((v.loglik for v in fits.values()), default=-np.inf)
         fits[f] = (
             fit_t_df(S[sel], G[sel], t_sel, first=t3, **kw)
             if t3.loglik > rival + FAMILY_MARGIN
             else t3
         )
-    best = AUTO_FAMILIES[0]
-    for f in AUTO_FAMILIES[1:]:
+    best = families[0]
+    for f in families[1:]:
         if fits[f].loglik > fits[best].loglik + FAMILY_MARGIN:
             best = f
     return best, fits[best], {f: fit.loglik for f, fit in fits.items()}
