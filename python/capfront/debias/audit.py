@@ -466,8 +466,9 @@ def audit(
         def latent(f):
             return fit_latent(S_fit, G, topic, family=f, backend=backend, topics=names)
 
-        # the Beta fit in a thread while the logit-scale family is chosen (as
-        # pgm's own "auto" picks it: normal or t) and fitted
+        # the Beta fit (on all the prompts the latent world is fitted to) in a
+        # thread while the logit-scale family is chosen as pgm's own "auto"
+        # picks it (normal or t) and fitted; then the Beta by pgm's rule
         with _pool(min(n_par, 2)) as pool:
             beta = pool.submit(latent, "betabinomial")
             cont, sel_fit, _ = choose_family(
