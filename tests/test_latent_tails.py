@@ -4,6 +4,7 @@ and the posterior world's joint posterior from the registry E-steps."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 
 import numpy as np
 import pytest
@@ -112,6 +113,9 @@ def test_auto_family_takes_the_beta_on_beta_rates_as_the_audit_does():
     assert d.diagnostics["fit"].family == "betabinomial"
     a = cf.audit(res, n_sims=4, seed=0)
     assert a.family == "betabinomial"
+    # one rule (the package exports the function audit under the module's name)
+    audit_module = importlib.import_module("capfront.debias.audit")
+    assert audit_module.AUTO_MARGIN == classes.FAMILY_MARGIN
     assert a.data_estimates["value"]["pgm"] == pytest.approx(d.value, abs=1e-9)
     # the Beta fit is nearer the truth than the logit family's on these data
     truth = p.max(axis=1).mean()

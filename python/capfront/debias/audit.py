@@ -147,7 +147,8 @@ AUDIT_MIN_RESP = 1e-4
 # class responsibility below which a (prompt, class) pair is skipped there (the
 # rest renormalised; classes.CLASS_MIN_RESP = 1e-6 elsewhere)
 AUDIT_CLASS_MIN_RESP = 1e-4
-# family="auto": the Beta cell effect needs this much more log-likelihood
+# family="auto": the Beta cell effect needs this much more log-likelihood than
+# the logit choice (pgm's own rule, classes.FAMILY_MARGIN: the same number)
 AUTO_MARGIN = 2.0
 # family="auto": the worlds mix both families only when the Beta fit's cell effect
 # (its intra-class correlation) is at least this large; below it both families are
