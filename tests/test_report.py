@@ -362,6 +362,32 @@ def test_one_number_one_interval(sim_report):
     assert "interval: the estimate plus or minus" in text  # said in plain words
 
 
+def test_model_note_names_the_classes_family_and_bounds(sim_report):
+    from capfront.report_sections import _model_words
+
+    deb = sim_report.data["debiased_oracle"]
+    assert deb["method"] == "pgm"
+    k = deb["details"]["latent_classes"]
+    words = _model_words(deb)
+    assert words.startswith("model: ") and words in rendered(sim_report)
+    assert ("one class" if k == 1 else f"{k} latent classes") in words
+    # the family the fit chose, and bounds only when they are not (0, 1)
+    beta = {"method": "pgm", "details": {"family": "betabinomial", "latent_classes": 8}}
+    assert "8 latent classes of prompts, Beta-distributed cell rates" in _model_words(
+        beta
+    )
+    assert "floor" not in _model_words(beta)
+    t = {
+        "method": "pgm",
+        "details": {"family": "logit_t", "latent_classes": 2, "bounds": [0.02, 0.97]},
+    }
+    assert "Student t" in _model_words(t)
+    assert "a floor of 2.0% and a ceiling of 97.0%" in _model_words(t)
+    # other methods fit no latent model: no note
+    assert _model_words({"method": "jackknife", "details": {}}) == ""
+    assert _model_words({"method": "pgm", "details": {}}) == ""
+
+
 @pytest.fixture(scope="module")
 def small():
     return capfront.simulate(60, 3, 8, seed=4)

@@ -153,6 +153,35 @@ def method_words(method: Any) -> str:
     return _METHOD_WORDS.get(str(method), str(method))
 
 
+_FAMILY_WORDS = {
+    "logitnormal": "a normal cell effect on the logit scale",
+    "logit_t": "a heavy-tailed (Student t) cell effect on the logit scale",
+    "betabinomial": "Beta-distributed cell rates",
+}
+
+
+def _model_words(deb: Mapping[str, Any]) -> str:
+    """What the latent-model estimate fitted: its prompt classes, cell-effect
+    family and the rates' floor and ceiling ("" for other methods)."""
+    if str(deb.get("method")) != "pgm":
+        return ""
+    det = deb.get("details") or {}
+    family = det.get("family") or deb.get("family")
+    k = det.get("latent_classes")
+    if family not in _FAMILY_WORDS or not isinstance(k, (int, float)):
+        return ""
+    k = int(k)
+    classes = "one class of prompts" if k == 1 else f"{k} latent classes of prompts"
+    words = (
+        f"model: {classes}, {_FAMILY_WORDS[family]}, chosen by likelihood among "
+        f"the logit-normal, logit-t and Beta families"
+    )
+    b = det.get("bounds")
+    if isinstance(b, (list, tuple)) and len(b) == 2 and tuple(map(float, b)) != (0, 1):
+        words += f"; rates between a floor of {pct(b[0])} and a ceiling of {pct(b[1])}"
+    return words + " (docs/debiasing.md)"
+
+
 def _trust_notes(deb: Mapping[str, Any]) -> list[str]:
     """The audit's verdict (``trusted``, ``bracket``), when the audit gives one."""
     audit = deb.get("audit") or {}
@@ -232,6 +261,9 @@ def _oracle_blocks(data: Mapping[str, Any]) -> list[Block]:
             deb.get("ci"),
         )
         notes.append(f"interval: {_interval_words(deb)}")
+        model = _model_words(deb)
+        if model:
+            notes.append(model)
         notes += _trust_notes(deb)
         if deb.get("other_intervals"):
             notes.append(f"other intervals of this estimate are {where_json(data)}")
