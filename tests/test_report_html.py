@@ -85,6 +85,23 @@ def test_no_cost_one_draw_page():
         assert np.all(np.diff(spec["data"][-2]["y"]) <= 0)  # models ranked
 
 
+def test_no_cost_several_draws_axis_spans_the_generations():
+    # without cost the one-draw frontiers and the models all sit at x = 1:
+    # the axis spans every number of generations of the best-of-k frontier
+    pytest.importorskip("plotly", reason="plotly not installed (capfront[html])")
+    sim = capfront.simulate(60, 4, 5, seed=3)
+    res = capfront.EvalResults.from_arrays(sim.scores)
+    small = build_report(res, n_resamples=20, audit_sims=0)
+    spec = figure_spec(small)
+    xaxis = spec["layout"]["xaxis"]
+    assert "no cost given" in xaxis["title"]["text"]
+    post = small.objects["frontier_posthoc"]
+    top = float(np.max(post.vertices[:, 0]))
+    assert xaxis["range"][0] < 1.0 < top < xaxis["range"][1] and xaxis["dtick"] == 1
+    singles = next(t for t in spec["data"] if t["name"] == "single models")
+    assert set(singles["x"]) == {1.0}
+
+
 # ---------------------------------------------------------------- real browser
 def chromium() -> str | None:
     for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):

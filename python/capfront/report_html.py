@@ -316,8 +316,18 @@ def figure_spec(rep: Any) -> dict[str, Any] | None:
     for t, vis in zip(traces, start, strict=True):
         t["visible"] = vis
         t.pop("meta")
+    xaxis: dict[str, Any] = {
+        "title": {"text": xtitle},
+        "type": "log" if logx else "linear",
+    }
+    if unit and not ranked:
+        # no cost, several draws: the one-draw frontiers and the models all sit
+        # at x = 1, where plotly's autorange collapses to a sliver; show every
+        # number of generations the best-of-k frontier reaches, one tick each
+        top = max(float(np.max(plotted_costs(f[0]))) for f in fronts.values())
+        xaxis.update(range=[0.5, max(top, 1.0) + 0.5], dtick=1)
     layout = {
-        "xaxis": {"title": {"text": xtitle}, "type": "log" if logx else "linear"},
+        "xaxis": xaxis,
         "yaxis": {
             "title": {"text": "accuracy" if rep.results.is_binary else "mean score"}
         },
