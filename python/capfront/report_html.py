@@ -292,7 +292,8 @@ def figure_spec(rep: Any) -> dict[str, Any] | None:
             "meta": "singles",
         }
     )
-    logx = (not ranked) and use_log_cost(plotted_costs(f[0]) for f in fronts.values())
+    costs = [plotted_costs(f[0]) for f in fronts.values()]
+    logx = (not ranked) and use_log_cost(costs)
     unit = is_unit_cost(base)
     xtitle = (
         "models, most accurate first (no cost given: one generation each)"
@@ -324,7 +325,7 @@ def figure_spec(rep: Any) -> dict[str, Any] | None:
         # no cost, several draws: the one-draw frontiers and the models all sit
         # at x = 1, where plotly's autorange collapses to a sliver; show every
         # number of generations the best-of-k frontier reaches, one tick each
-        top = max(float(np.max(plotted_costs(f[0]))) for f in fronts.values())
+        top = max(float(np.max(c)) for c in costs)
         xaxis.update(range=[0.5, max(top, 1.0) + 0.5], dtick=1)
     layout = {
         "xaxis": xaxis,
