@@ -176,3 +176,18 @@ def test_prompt_discrimination_spreads_models_differently_per_prompt() -> None:
     sd = logit(w.p).std(axis=1)
     lo, hi = np.quantile(sd, [0.1, 0.9])
     assert hi > 3.0 * lo and hi > 1.5
+
+
+def test_mixed_decoding_has_greedy_models_with_all_or_nothing_cells() -> None:
+    # half the models are greedy: their rates are 0 or 1 and their counts all
+    # or nothing; the sampled models' rates are strictly inside (0, 1)
+    w = WORLDS["mixed_decoding"](3000, 6, 10, seed=3, pop=0)
+    binary = ((w.p == 0.0) | (w.p == 1.0)).all(axis=0)
+    assert binary.sum() == 3
+    inside = (w.p[:, ~binary] > 0.0) & (w.p[:, ~binary] < 1.0)
+    assert inside.all()
+    S = w.results.successes[:, binary]
+    assert np.isin(S, [0, 10]).all() and 0.2 < (S == 10).mean() < 0.8
+    # at least one greedy model even when the share rounds to none
+    one = WORLDS["mixed_decoding"](200, 4, 5, seed=1, pop=0, greedy=0.01)
+    assert ((one.p == 0.0) | (one.p == 1.0)).all(axis=0).sum() == 1

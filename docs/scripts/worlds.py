@@ -562,6 +562,38 @@ def model_families(
     return sampler
 
 
+@_family
+def mixed_decoding(
+    rng: np.random.Generator,
+    L: int,
+    *,
+    greedy: float = 0.5,
+    cell_sd: float = 0.8,
+) -> Family:
+    """A pool that mixes greedy-decoded and sampled models (temperature 0 for
+    some, sampling for others, as leaderboards run them): every model has a
+    per-prompt rate ``q = expit(b_l - d_n + N(0, cell_sd^2))``, ``b_l ~ N(0.5,
+    1)``, ``d_n ~ N(0, 1.5^2)``; a sampled model's rate is ``q``, a greedy
+    model's is 0 or 1 (``Bernoulli(q)``: its one answer is right or wrong, and
+    all its draws repeat it). A share ``greedy`` of the models (at least one) is
+    greedy. Their counts are all or nothing, so no one cell-effect scale fits
+    both kinds of model. Added 7 Dec (session 45) as a family none of the
+    estimators was developed on."""
+    b = rng.normal(0.5, 1.0, L)
+    is_greedy = np.zeros(L, dtype=bool)
+    is_greedy[: max(1, int(round(greedy * L)))] = True
+    rng.shuffle(is_greedy)
+
+    def sampler(r: np.random.Generator, n: int) -> np.ndarray:
+        q = expit(
+            b[None, :] - r.normal(0.0, 1.5, n)[:, None] + r.normal(0.0, cell_sd, (n, L))
+        )
+        u = r.random((n, L))
+        return np.where(is_greedy[None, :], (u < q).astype(np.float64), q)
+
+    return sampler
+
+
 #: MMLU-Pro's per-question results of 29 models (Apache-2.0; ../shared/data, not
 #: shipped): the ``mmlu_pro`` family reads it when it is there
 MMLU_PRO = (
@@ -714,6 +746,7 @@ WORLDS: dict[str, Callable[..., World]] = {
     "format_failures": format_failures,
     "prompt_discrimination": prompt_discrimination,
     "model_families": model_families,
+    "mixed_decoding": mixed_decoding,
     "mmlu_pro": mmlu_pro,
     "pgm_own": pgm_own,
 }
