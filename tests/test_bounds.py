@@ -196,22 +196,17 @@ def test_bounds_reach_every_prompt_when_hyperparameters_come_from_a_subsample(
     assert np.all((e > 0.05) & (e < 0.94))
 
 
-def _three_classes(seed: int = 8, N: int = 2000, L: int = 4, G: int = 5):
-    """Three latent classes of prompts with very different aptitudes, no
-    bounds: ``(S, G)``."""
-    r = np.random.default_rng(seed)
-    cls = r.integers(0, 3, N)
-    skill = np.stack([r.normal(m, 2.0, L) for m in (2.5, -0.5, 1.0)])
-    d = r.normal(-1.0, 1.5, N)
-    p = expit(skill[cls] - d[:, None] + 0.3 * r.standard_normal((N, L)))
-    return r.binomial(G, p), G
-
-
 def test_bounds_the_classes_do_not_need_are_dropped():
     """Three latent classes of prompts with very different aptitudes and no
     bounds: the one-class walk reads their mixture as a floor, the class fit
     does not gain from it, and the fit is unbounded."""
-    S, G = _three_classes()
+    r = np.random.default_rng(8)
+    N, L, G = 2000, 4, 5
+    cls = r.integers(0, 3, N)
+    skill = np.stack([r.normal(m, 2.0, L) for m in (2.5, -0.5, 1.0)])
+    d = r.normal(-1.0, 1.5, N)
+    p = expit(skill[cls] - d[:, None] + 0.3 * r.standard_normal((N, L)))
+    S = r.binomial(G, p)
     seen = []
     fit = classes.fit_pgm(
         S, np.full_like(S, G), family="logitnormal", on_choice=lambda *c: seen.append(c)
@@ -253,7 +248,13 @@ def test_audit_stops_the_rivals_of_a_revised_choice(monkeypatch):
     is that of the unbounded fit, as model_sensitivity computes it."""
     from capfront.debias.audit import model_sensitivity
 
-    S, G = _three_classes()
+    r = np.random.default_rng(8)
+    N, L, G = 2000, 4, 5
+    cls = r.integers(0, 3, N)
+    skill = np.stack([r.normal(m, 2.0, L) for m in (2.5, -0.5, 1.0)])
+    d = r.normal(-1.0, 1.5, N)
+    p = expit(skill[cls] - d[:, None] + 0.3 * r.standard_normal((N, L)))
+    S = r.binomial(G, p)
     entered, stopped = [], []
     original = classes.stop_flag
 
