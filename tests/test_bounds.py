@@ -5,7 +5,6 @@ errors for bounds that make no sense."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 
 import numpy as np
@@ -207,15 +206,8 @@ def test_bounds_the_classes_do_not_need_are_dropped():
     d = r.normal(-1.0, 1.5, N)
     p = expit(skill[cls] - d[:, None] + 0.3 * r.standard_normal((N, L)))
     S = r.binomial(G, p)
-    seen = []
-    fit = classes.fit_pgm(
-        S, np.full_like(S, G), family="logitnormal", on_choice=lambda *c: seen.append(c)
-    )
+    fit = classes.fit_pgm(S, np.full_like(S, G), family="logitnormal")
     assert fit.bounds == latent.UNBOUNDED and fit.n_classes > 1
-    # the choice is reported before the check (the walk's bounds) and again
-    # when the check drops them: the last report is the fit's
-    assert len(seen) == 2 and seen[0][2] != latent.UNBOUNDED
-    assert seen[1] == (fit.n_classes, "logitnormal", latent.UNBOUNDED)
     ll = fit.bounds_loglik
     (b, l_b), (_, l_0) = ll["classes"].items()
     # the one-class walk proposed bounds it had gained from ...
@@ -240,62 +232,3 @@ def test_audit_carries_the_bounds_into_its_worlds_and_note():
     row = sens.loc["0:1"]
     assert row["weight"] == 0.5 and row["latent_classes"] == a.latent_classes
     assert a.model_spread("pgm") >= 0.5 * abs(row["difference"])
-
-
-def test_audit_stops_the_rivals_of_a_revised_choice(monkeypatch):
-    """Where the classes drop the walk's bounds, the rival fits the audit
-    started for the bounded choice are told to stop, and its sensitivity table
-    is that of the unbounded fit, as model_sensitivity computes it."""
-    from capfront.debias.audit import model_sensitivity
-
-    r = np.random.default_rng(8)
-    N, L, G = 2000, 4, 5
-    cls = r.integers(0, 3, N)
-    skill = np.stack([r.normal(m, 2.0, L) for m in (2.5, -0.5, 1.0)])
-    d = r.normal(-1.0, 1.5, N)
-    p = expit(skill[cls] - d[:, None] + 0.3 * r.standard_normal((N, L)))
-    S = r.binomial(G, p)
-    entered, stopped = [], []
-    original = classes.stop_flag
-
-    @contextlib.contextmanager
-    def watch(flag):
-        entered.append(flag)
-        try:
-            with original(flag):
-                yield
-        except classes.FitStopped:
-            stopped.append(flag)
-            raise
-
-    monkeypatch.setattr(classes, "stop_flag", watch)
-    res = cf.EvalResults.from_counts(S, G)
-    a = cf.audit(res, n_sims=2, seed=0, family="logitnormal", n_workers=2)
-    assert a.bounds == latent.UNBOUNDED
-    fit = classes.fit_pgm(S, np.full_like(S, G), family="logitnormal")
-    direct = model_sensitivity(S, np.full_like(S, G), None, fit)
-    assert a.sensitivity.equals(direct)
-    # rivals ran for the bounded choice first; its flag was set, and only
-    # its fits were stopped
-    first = entered[0]
-    assert first.is_set() and all(f is first for f in stopped)
-    assert not any(f.is_set() for f in entered if f is not first)
-
-
-def test_a_set_stop_flag_stops_class_fits_of_its_thread_only():
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-
-    S, G, _ = _bounded_world(300, 4, 5, seed=2, floor=0.0, ceiling=1.0)
-    flag = threading.Event()
-    flag.set()
-    with classes.stop_flag(flag):
-        with pytest.raises(classes.FitStopped):
-            classes.fit_pgm(S, G, latent_classes=2, family="logitnormal")
-        # another thread's fits run on
-        with ThreadPoolExecutor(1) as pool:
-            other = pool.submit(
-                classes.fit_pgm, S, G, latent_classes=2, family="logitnormal"
-            ).result()
-    again = classes.fit_pgm(S, G, latent_classes=2, family="logitnormal")
-    assert other.n_classes == again.n_classes == 2 and other.loglik == again.loglik

@@ -88,7 +88,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -392,7 +391,6 @@ def audit(
         fit_pgm,
         naive_shortcut,
         posterior_max,
-        stop_flag,
     )
     from .latent import LatentFit, fit_latent
 
@@ -516,29 +514,11 @@ def audit(
     if "pgm" in methods and sensitivity and n_par > 1:
         rival_pool = ThreadPoolExecutor(max_workers=1)
 
-        stop_flags: list[threading.Event] = []
-
-        def run_rival(estimate, m, flag):
-            with stop_flag(flag):
-                return estimate(*m)
-
         def on_choice(k: int, fam: str, b: tuple) -> None:
-            # a revised choice (pgm's bounds dropped): the rivals started for
-            # the earlier one stop at their next EM iteration
-            for f in stop_flags:
-                f.set()
-            for futs in early_rivals.values():
-                for fut in futs.values():
-                    fut.cancel()
-            early_rivals.clear()
-            flag = threading.Event()
-            stop_flags.append(flag)
             choice = (int(k), fam, tuple(b))
             estimate, models = _rival_plan(S, G, topic, choice, names, backend)
             early_rivals[choice] = {
-                m: rival_pool.submit(run_rival, estimate, m, flag)
-                for m in models
-                if _cold(m, choice)
+                m: rival_pool.submit(estimate, *m) for m in models if _cold(m, choice)
             }
 
     # pgm as quoted: the latent-class fit (K = 1 is `fit` itself)

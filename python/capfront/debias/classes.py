@@ -42,9 +42,7 @@ class k]``, each term the one-class kernel's exact posterior maximum; pairs with
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -226,26 +224,6 @@ def _em_estep(name, table, cell_row, topic, K, n_labels, n_rows, log_w, log_pi, 
     return float(ll), r, lambda: (C, wsum / N)
 
 
-class FitStopped(Exception):
-    """Raised in a class fit whose thread's :func:`stop_flag` was set (the audit
-    stops rival fits started for a choice that was then revised)."""
-
-
-_STOP = threading.local()
-
-
-@contextlib.contextmanager
-def stop_flag(flag: threading.Event):
-    """Within the block, the class fits of this thread raise
-    :class:`FitStopped` at their next EM iteration once ``flag`` is set."""
-    old = getattr(_STOP, "flag", None)
-    _STOP.flag = flag
-    try:
-        yield
-    finally:
-        _STOP.flag = old
-
-
 def _class_em(e_step, m_step, x, max_iter: int, tol_ll: float, accelerate: bool):
     """The class EM's iterations from parameters ``x = (theta, scale, weights,
     pi)``: ``(x, ll, r, E-steps, converged)``, ``ll`` and ``r`` those of the last
@@ -276,10 +254,7 @@ def _class_em(e_step, m_step, x, max_iter: int, tol_ll: float, accelerate: bool)
     it = 0
     prev_r = None
     it_old = 0
-    stop = getattr(_STOP, "flag", None)
     while it < max_iter:
-        if stop is not None and stop.is_set():
-            raise FitStopped
         redo, ll, r, stats = e_step(x, prev_r)
         it += 1
         # (per E-step since the last start: a SQUAREM cycle takes two or three)
@@ -709,9 +684,8 @@ def fit_pgm(
     ``LatentFit.bounds_loglik`` holds the candidates' log-likelihoods;
     ``on_choice(K, family, bounds)``: called once the number of classes, the
     family and the bounds are chosen, before the final fit on all prompts (not
-    with ``init``), and again with ``(0, 1)`` when the bounds' check with the
-    classes then drops the bounds (the last call is the fit's choice): the
-    audit starts its rival-model fits then, beside this fit's own."""
+    with ``init``): the audit starts its rival-model fits then, beside that
+    fit."""
     if family != "auto" and family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; use 'auto' or one of {FAMILIES}")
     if init is not None:
@@ -817,9 +791,6 @@ def fit_pgm(
     if family == "logit_t" and kw["t_df"] is None:
         # (chosen on the selection subsample, by the first candidate's fit)
         kw["t_df"] = fits[min(fits)].t_df
-    if on_choice is not None:
-        # (before the bounds' check below: called again if it drops them)
-        on_choice(best, family, bounds)
     if bounds_ll and bounds != UNBOUNDED and best > 1:
         # bounds the one-class walk chose must pay with the classes too (a
         # one-class fit of clustered prompts took a ceiling of 0.96 for 64
@@ -836,8 +807,8 @@ def fit_pgm(
             bounds = UNBOUNDED
             kw["bounds"] = bounds
             fits[best] = free
-            if on_choice is not None:
-                on_choice(best, family, bounds)
+    if on_choice is not None:
+        on_choice(best, family, bounds)
     if best == 1:
         out = (
             dataclasses.replace(one_class)
