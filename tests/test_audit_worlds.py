@@ -344,27 +344,3 @@ def test_models_are_refitted_only_in_worlds_that_pass_the_checks():
                 assert np.isnan(a.world_table.loc[(w, "pgm"), "bias"])
         # the table's pgm row is made of the refitted worlds only
         assert a.table.loc["pgm", "worst_world"] in passing
-
-
-def test_rivals_started_at_the_choice_are_model_sensitivity():
-    # the audit starts the from-scratch rival fits when fit_pgm reports its
-    # choice (before its final fit): the same fits as model_sensitivity's
-    from capfront.debias.audit import model_sensitivity
-    from capfront.debias.classes import fit_pgm
-
-    res = _unlabelled(900, 5, 8, seed=4)
-    S, G = res.successes, np.broadcast_to(res.n_draws, res.successes.shape)
-    seen = []
-    fit = fit_pgm(S, G, on_choice=lambda *c: seen.append(c))
-    assert seen == [(fit.n_classes, fit.family, tuple(fit.bounds))]
-    one = fit_pgm(S, G, latent_classes=1, on_choice=lambda *c: seen.append(c))
-    assert seen[-1] == (1, one.family, tuple(one.bounds))
-    seen.clear()
-    fit_pgm(S, G, init=fit, on_choice=lambda *c: seen.append(c))
-    assert seen == []  # (a refit: nothing is chosen)
-    a = cf.audit(res, n_sims=2, seed=1, n_workers=2)
-    b = cf.audit(res, n_sims=2, seed=1, n_workers=1)  # (no early start)
-    assert (a.latent_classes, a.family) == (fit.n_classes, fit.family)
-    direct = model_sensitivity(S, G, None, fit)
-    for t in (a.sensitivity, b.sensitivity):
-        assert t.equals(direct)

@@ -86,7 +86,6 @@ low) to the naive one (biased high).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -244,20 +243,6 @@ class _Inline:
 
     def shutdown(self, wait: bool = True) -> None:
         return None
-
-
-@contextlib.contextmanager
-def _closing_on_error(pool: ThreadPoolExecutor | None, always: bool = False):
-    """Shut ``pool`` down (its queued tasks cancelled, without waiting) when the
-    block raises, or on leaving it with ``always``."""
-    try:
-        yield pool
-    except BaseException:
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    if always and pool is not None:
-        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _pool(workers: int):
@@ -504,39 +489,20 @@ def audit(
     else:
         fit = fit_latent(S_fit, G, topic, family=family, backend=backend, topics=names)
         family_weights = {family: 1.0}
-    # the rival models' fits from scratch (model_sensitivity) need only the
-    # chosen K, family and bounds: they start in a thread as soon as those are
-    # known, beside pgm's final fit on all prompts (one core stays idle while
-    # its EM fits one model at a time); the same fits, the same numbers
-    early_rivals: dict = {}
-    rival_pool = None
-    on_choice = None
-    if "pgm" in methods and sensitivity and n_par > 1:
-        rival_pool = ThreadPoolExecutor(max_workers=1)
-
-        def on_choice(k: int, fam: str, b: tuple) -> None:
-            choice = (int(k), fam, tuple(b))
-            estimate, models = _rival_plan(S, G, topic, choice, names, backend)
-            early_rivals[choice] = {
-                m: rival_pool.submit(estimate, *m) for m in models if _cold(m, choice)
-            }
-
     # pgm as quoted: the latent-class fit (K = 1 is `fit` itself)
     if "pgm" in methods or "classes" in worlds:
-        with _closing_on_error(rival_pool):
-            pfit = fit_pgm(
-                S_fit,
-                G,
-                topic,
-                latent_classes=latent_classes,
-                family=family,
-                backend=backend,
-                topics=names,
-                one_class=fit,
-                select_base=sel_fit,
-                workers=min(n_par, 2),
-                on_choice=on_choice,
-            )
+        pfit = fit_pgm(
+            S_fit,
+            G,
+            topic,
+            latent_classes=latent_classes,
+            family=family,
+            backend=backend,
+            topics=names,
+            one_class=fit,
+            select_base=sel_fit,
+            workers=min(n_par, 2),
+        )
     else:
         pfit = fit
     N, L = S.shape
@@ -742,19 +708,9 @@ def audit(
     cs = check_sizes(g)
     corr_info = None
     workers = max(1, min(n_par, len(jobs) + n * want_cfit))
-    with _pool(workers) as pool, _closing_on_error(rival_pool, always=True):
-        # (the rivals started for the fit's own choice are taken as they are;
-        # those still queued move here, first, beside the rest)
-        started = {
-            m: f
-            for m, f in early_rivals.get(
-                (int(pfit.n_classes), pfit.family, tuple(pfit.bounds)), {}
-            ).items()
-            if not f.cancel()
-        }
+    with _pool(workers) as pool:
         sens_futs = [] if sens_plan is None else [
-            started[m] if m in started else pool.submit(sens_plan[0], *m)
-            for m in sens_plan[1]
+            pool.submit(sens_plan[0], *m) for m in sens_plan[1]
         ]  # fmt: skip
         pgm_fut = pool.submit(data_pgm) if "pgm" in methods and short is None else None
         pop_futs = {w: pool.submit(task) for w, task in pop_tasks.items()}
@@ -1024,27 +980,12 @@ def _sensitivity_plan(S, G, topic, pfit, names, backend, size: int = SIM_PROMPTS
     family) -> (estimate, loglik, n_params)`` on the subsample and ``models``
     the fitted model first, then its rivals (each fit is independent of the
     others: the audit runs them in its pool)."""
-    K, fam, bounds = int(pfit.n_classes), pfit.family, tuple(pfit.bounds)
-    return _rival_plan(S, G, topic, (K, fam, bounds), names, backend, size, pfit)
-
-
-def _cold(model: tuple, choice: tuple) -> bool:
-    """Whether rival ``model`` of :func:`_rival_plan` is fitted from scratch (it
-    needs the chosen ``(K, family, bounds)`` only, not the fit itself)."""
-    return not (model[0] == choice[0] and model[1] == choice[1])
-
-
-def _rival_plan(
-    S, G, topic, choice, names, backend, size: int = SIM_PROMPTS, pfit=None
-):
-    """:func:`_sensitivity_plan` from the chosen ``(K, family, bounds)``; the
-    fitted model ``pfit`` is needed (and may be ``None`` until then) only by
-    the models that are not :func:`_cold`, which are warm-started at it."""
     from .classes import fit_pgm, posterior_max
     from .latent import FAMILIES, UNBOUNDED
 
     N = S.shape[0]
-    K, fam, choice_bounds = int(choice[0]), choice[1], tuple(choice[2])
+    K = int(pfit.n_classes)
+    fam = pfit.family
     others = [f for f in FAMILIES if f != fam]
     sub = even_rows(N, size)
     S_, G_ = S[sub], G[sub]
@@ -1053,10 +994,8 @@ def _rival_plan(
 
     def estimate(k: int, family: str, bounds=None) -> tuple[float, float, int]:
         # at the fitted model's floor and ceiling unless given
-        b = choice_bounds if bounds is None else bounds
+        b = pfit.bounds if bounds is None else bounds
         if k == K and family == fam:
-            if pfit is None:
-                raise ValueError("the fitted model's own refits need the fit")
             # the fitted model's K and family (itself, or without its bounds):
             # warm-started at its parameters, which the subsample's EM leaves
             # in a third of the steps of a cold start, at a likelihood as high
@@ -1072,7 +1011,7 @@ def _rival_plan(
     # +1,200 on the battery when BIC chose) yet can move the estimate by a
     # point: not a rival
     models = [(K, fam), (2 * K, fam)] + [(K, f) for f in others]
-    if choice_bounds != UNBOUNDED:
+    if tuple(pfit.bounds) != UNBOUNDED:
         # a floor and ceiling shared by all models, where the rates' real ones
         # differ between models (one model's format failures cap it at 0.9,
         # another reaches 1), took pgm 0.7-1.2 points below the truth while the

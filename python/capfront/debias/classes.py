@@ -45,7 +45,6 @@ from __future__ import annotations
 import dataclasses
 import time
 import warnings
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -663,7 +662,6 @@ def fit_pgm(
     select_base: LatentFit | None = None,
     workers: int = 1,
     bounds: tuple[float, float] | str | None = "auto",
-    on_choice: Callable[[int, str, tuple[float, float]], None] | None = None,
 ) -> LatentFit:
     """The ``pgm`` fit: ``latent_classes`` an int (``1``: the one-class model) or
     ``"auto"``: the AIC-best of ``candidates`` with at least
@@ -681,11 +679,7 @@ def fit_pgm(
     (:func:`~capfront.debias.latent.fit_latent`), ``"auto"``:
     :func:`choose_bounds` for the logit-scale families (the Beta family stays
     unbounded unless given bounds), ``None``: ``init``'s, else (0, 1);
-    ``LatentFit.bounds_loglik`` holds the candidates' log-likelihoods;
-    ``on_choice(K, family, bounds)``: called once the number of classes, the
-    family and the bounds are chosen, before the final fit on all prompts (not
-    with ``init``): the audit starts its rival-model fits then, beside that
-    fit."""
+    ``LatentFit.bounds_loglik`` holds the candidates' log-likelihoods."""
     if family != "auto" and family not in FAMILIES:
         raise ValueError(f"unknown family {family!r}; use 'auto' or one of {FAMILIES}")
     if init is not None:
@@ -754,8 +748,6 @@ def fit_pgm(
     kw["t_df"] = t_df
     kw["bounds"] = bounds
     if ks == (1,):
-        if on_choice is not None and init is None:
-            on_choice(1, family, bounds)
         out = fit_latent(S, G, topic, max_iter=max_iter, init=init, **kw)
         out.family_loglik = family_ll
         out.bounds_loglik = bounds_ll
@@ -807,8 +799,6 @@ def fit_pgm(
             bounds = UNBOUNDED
             kw["bounds"] = bounds
             fits[best] = free
-    if on_choice is not None:
-        on_choice(best, family, bounds)
     if best == 1:
         out = (
             dataclasses.replace(one_class)
