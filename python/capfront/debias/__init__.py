@@ -22,8 +22,14 @@ from .classes import fit_pgm, posterior_max
 from .correlated import CorrelatedFit, fit_correlated
 from .extrapolation import curve_rows, fit_decay
 from .graded import crossfit_graded, extrapolation_graded, jackknife_graded
+from .known import exact_decomposition, known_degenerate, lift_values, split_known
 from .latent import LatentFit, fit_latent
 from .result import DebiasResult, Decomposition
+
+#: the estimators that take all-or-nothing models' cells as known
+#: (:mod:`capfront.debias.known`); the other count estimators already do
+#: (double_bc in expectation: its redraws are random)
+KNOWN_SPLIT_METHODS = ("pgm", "correlated", "crossfit", "double_bc")
 
 GRADED_MC = {
     "crossfit": crossfit_graded,
@@ -94,6 +100,8 @@ def _decompose(
             raise ValueError(f"method {method!r} does not take option(s) {sorted(bad)}")
         return GRADED_MC[method](results, backend=backend, **options)
     S, G = counts(results, f"method {method!r}", compact=True)
+    if method in KNOWN_SPLIT_METHODS and (split := split_known(S, G)) is not None:
+        return _decompose_known(results, method, split, S, G, backend, options)
     topic = None
     topics = None
     if method == "pgm":
@@ -102,6 +110,35 @@ def _decompose(
     if topics is not None and "fit" in dec.diagnostics:
         dec.diagnostics["fit"].topics = topics
     return dec
+
+
+def _decompose_known(results, method, split, S, G, backend, options) -> Decomposition:
+    """``method`` where some models are all or nothing (:mod:`.known`): 1 on the
+    prompts one of them solved, ``method``'s per-prompt values on the others,
+    estimated from the other models' counts there (all models known: the
+    counts are the rates, the naive oracle is exact)."""
+    rest_m, rest_p = split.rest_models, split.rest_prompts
+    diag: dict[str, Any] = {
+        "known_models": [str(m) for m in np.asarray(results.models)[split.known]],
+        "solved_by_known": split.share_solved,
+    }
+    if known_degenerate(split):
+        dec = exact_decomposition(split, S, G)
+        dec.diagnostics.update(diag)
+        return dec
+    sub = _decompose(
+        results.select(prompts=rest_p, models=rest_m),
+        method,
+        backend=backend,
+        **options,
+    )
+    if sub.values.shape[1] != 1:  # (pgm, correlated, crossfit: one column)
+        raise AssertionError(f"{method}: per-prompt values of one column expected")
+    return Decomposition(
+        lift_values(split, sub.values),
+        lambda m: float(m[0]),
+        {**sub.diagnostics, **diag, "linear": True},
+    )
 
 
 def _audit_for(results, method, audit, ci, seed, backend, ci_target, options):

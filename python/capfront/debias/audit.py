@@ -116,6 +116,7 @@ from .extrapolation import (
     fit_sizes,
     jackknife_decomposition,
 )
+from .known import exact_decomposition, known_degenerate, split_known
 from .many_draws import coarse_counts, shortcut_audit
 from .methods import decompose_counts
 
@@ -404,6 +405,25 @@ def audit(
         isinstance(correlated_sims, bool) or int(correlated_sims) < 2
     ):
         raise ValueError(f"correlated_sims must be >= 2, got {correlated_sims!r}")
+    # models whose counts are all or nothing (greedy decoding): their cells are
+    # known; the audit is of the other models on the prompts none of those
+    # solved, its numbers mapped back to all prompts (capfront.debias.known)
+    if (split := split_known(S, G)) is not None:
+        if known_degenerate(split):
+            return shortcut_audit(
+                exact_decomposition(split, S, G), methods or (), level, family, t0
+            )
+        inner = audit(
+            results.select(prompts=split.rest_prompts, models=split.rest_models),
+            n_sims=n_sims, methods=methods, level=level, seed=seed, family=family,
+            use_topics=use_topics, pgm_max_iter=pgm_max_iter, backend=backend,
+            pgm_tol=pgm_tol, n_workers=n_workers, latent_classes=latent_classes,
+            worlds=worlds, sim_prompts=sim_prompts, correct=correct,
+            sensitivity=sensitivity, correlated=correlated,
+            correlated_sims=correlated_sims,
+        )  # fmt: skip
+        known = [str(m) for m in np.asarray(results.models)[split.known]]
+        return _lift_audit(inner, split, known, t0)
     # "auto" adds the correlated world / method only where the caller left the
     # worlds / methods to the defaults
     add_world, add_method = worlds is None, methods is None
@@ -1050,6 +1070,87 @@ def _sensitivity_table(models, results) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+#: the audit table's and world table's columns in points of the oracle (the
+#: others are shares, counts or names)
+_ERROR_COLUMNS = (
+    "bias", "abs_bias", "rmse", "rmse_corrected", "sd", "max_abs_bias",
+    "rmse_population", "mean_se",
+)  # fmt: skip
+
+
+def _lift_audit(inner: AuditResult, split, known: list[str], t0: float) -> AuditResult:
+    """The audit of all prompts from ``inner``, the audit of the models that are
+    not all or nothing on the prompts none of those solved: an estimate ``x``
+    there is ``s1 + s0 x`` on all prompts (``s1`` the share solved, ``s0 = 1 -
+    s1``), an error or standard error ``e`` is ``s0 e``; coverages, checks and
+    the choice of method are the inner audit's."""
+    s1 = split.share_solved
+    s0 = 1.0 - s1
+
+    def lift(x):
+        return s1 + s0 * np.asarray(x, dtype=np.float64) if x is not None else None
+
+    def errors(df: pd.DataFrame | None) -> pd.DataFrame | None:
+        if df is None:
+            return None
+        df = df.copy()
+        for c in _ERROR_COLUMNS:
+            if c in df:
+                df[c] = df[c] * s0
+        return df
+
+    def sims(d: dict) -> dict:
+        out = dict(d)
+        out["estimates"] = {m: lift(v) for m, v in d.get("estimates", {}).items()}
+        out["se"] = {m: s0 * np.asarray(v) for m, v in d.get("se", {}).items()}
+        for k in ("truth", "truth_population"):
+            if k in d:
+                out[k] = lift(d[k])
+        return out
+
+    out = dataclasses.replace(inner)
+    out.table = errors(inner.table)
+    out.world_table = errors(inner.world_table)
+    out.truth_population = float(lift(inner.truth_population))
+    if inner.estimates:
+        est = sims(inner.estimates)
+        est["worlds"] = {
+            w: sims(d) for w, d in inner.estimates.get("worlds", {}).items()
+        }
+        out.estimates = est
+    if inner.bracket is not None:
+        out.bracket = (float(lift(inner.bracket[0])), float(lift(inner.bracket[1])))
+    values = inner.data_estimates.get("value", {})
+    ses = inner.data_estimates.get("se", {})
+    out.data_estimates = {
+        "value": {m: float(lift(v)) for m, v in values.items()},
+        "se": {m: float(s0 * v) for m, v in ses.items()},
+    }
+    if inner.sensitivity is not None:
+        sens = inner.sensitivity.copy()
+        sens["estimate"] = lift(sens["estimate"])
+        sens["difference"] = sens["difference"] * s0
+        out.sensitivity = sens
+    if inner.correlated is not None:
+        corr = dict(inner.correlated)
+        if "estimate_fit_prompts" in corr:
+            corr["estimate_fit_prompts"] = float(lift(corr["estimate_fit_prompts"]))
+        out.correlated = corr
+    out.known_models = tuple(known)
+    out.solved_by_known = s1
+    n_rest = len(split.rest_prompts)
+    out.note = (
+        f"{len(known)} model(s) answered all or nothing on every prompt "
+        f"({', '.join(known)}: greedy decoding?), so their rates are known; they "
+        f"solved {s1:.1%} of the prompts, where the oracle is 1. The audit below is "
+        f"of the other {len(split.rest_models)} model(s) on the {n_rest} prompts "
+        f"none of them solved, its numbers mapped back to all prompts. " + inner.note
+    )
+    out.quoted = quote(out)
+    out.seconds = time.perf_counter() - t0
+    return out
 
 
 def _latent_estimates(est, ses, truth, truth_pops, other, names_w) -> dict:

@@ -97,6 +97,10 @@ class AuditResult(ResultProtocol):
     bounds: tuple[float, float] = (0.0, 1.0)
     sensitivity: pd.DataFrame | None = None
     correlated: dict | None = None
+    # models whose counts are all or nothing (capfront.debias.known): the audit
+    # is of the other models on the prompts none of these solved, mapped back
+    known_models: tuple[str, ...] = ()
+    solved_by_known: float = 0.0
 
     @property
     def value(self) -> float:

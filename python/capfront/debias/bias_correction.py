@@ -101,6 +101,20 @@ def naive_decomposition(S: np.ndarray, G: np.ndarray) -> Decomposition:
     return Decomposition(naive_rows(S, G)[:, None], _identity, {"linear": True})
 
 
+def bounded_naive_decomposition(
+    S: np.ndarray, G: np.ndarray, bound: float, note: str
+) -> Decomposition:
+    """The naive oracle as ``pgm``'s answer where no model is fitted: its
+    ``diagnostics`` carry ``naive_bias_bound`` (a bound on its bias, not an
+    estimate) and ``note`` (why), as the audit's shortcut reads them."""
+    dec = naive_decomposition(S, G)
+    dec.diagnostics.update(
+        {"naive_bias_bound": float(bound), "latent_classes": 0, "aic": {}, "bic": {}}
+    )
+    dec.diagnostics["note"] = note
+    return dec
+
+
 def bootstrap_bc_decomposition(
     S: np.ndarray, G: np.ndarray, *, backend: str | None = None
 ) -> Decomposition:

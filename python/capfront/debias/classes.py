@@ -987,23 +987,15 @@ def naive_shortcut(S: np.ndarray, G: np.ndarray) -> Decomposition | None:
     if S.size == 0 or int(G.max()) < SHORTCUT_MIN_G:
         return None
     bound = naive_bias_bound(S, G)
-    from .bias_correction import naive_decomposition
+    from .bias_correction import bounded_naive_decomposition
 
-    dec = naive_decomposition(S, G)
+    dec = bounded_naive_decomposition(S, G, bound, "")
     se = dec.standard_error()
     if not bound <= max(se if np.isfinite(se) else 0.0, NAIVE_BOUND_TARGET):
         return None
-    dec.diagnostics.update(
-        {
-            "naive_bias_bound": bound,
-            "latent_classes": 0,
-            "aic": {},
-            "bic": {},
-            "note": (
-                f"pgm returned the naive oracle: with this many draws per cell its "
-                f"bias is at most {bound:.2g} (a bound, not an estimate), no more "
-                f"than its standard error {se:.2g} or {NAIVE_BOUND_TARGET}"
-            ),
-        }
+    dec.diagnostics["note"] = (
+        f"pgm returned the naive oracle: with this many draws per cell its "
+        f"bias is at most {bound:.2g} (a bound, not an estimate), no more "
+        f"than its standard error {se:.2g} or {NAIVE_BOUND_TARGET}"
     )
     return dec
