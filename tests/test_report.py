@@ -363,7 +363,7 @@ def test_one_number_one_interval(sim_report):
 
 
 def test_model_note_names_the_classes_family_and_bounds(sim_report):
-    from capfront.report_sections import _model_words
+    from capfront.report_sections import _known_words, _model_words
 
     deb = sim_report.data["debiased_oracle"]
     assert deb["method"] == "pgm"
@@ -383,6 +383,18 @@ def test_model_note_names_the_classes_family_and_bounds(sim_report):
     }
     assert "Student t" in _model_words(t)
     assert "a floor of 2.0% and a ceiling of 97.0%" in _model_words(t)
+    # all-or-nothing models taken as known: named, with the share they solved
+    greedy = {
+        "method": "correlated",
+        "details": {"known_models": ["m0", "m2"], "solved_by_known": 0.7},
+    }
+    words = _known_words(greedy)
+    assert "2 model(s) answered all or nothing" in words and "(m0, m2" in words
+    assert "they solved 70.0% of the prompts" in words
+    assert _known_words(deb) == ""
+    # a quoted method that needs no split: the audit names them
+    aud = {"known_models": ["m1"], "solved_by_known": 0.5}
+    assert "(m1: greedy" in _known_words({"method": "jackknife", "audit": aud})
     # other methods fit no latent model: no note
     assert _model_words({"method": "jackknife", "details": {}}) == ""
     assert _model_words({"method": "pgm", "details": {}}) == ""
@@ -685,3 +697,21 @@ def test_oracle_row_names_the_correlated_model_briefly():
         }
         (block,) = _oracle_blocks(data)
         assert [r[0] for r in block.rows] == [label]
+
+
+def test_report_names_the_models_taken_as_known():
+    # a greedy model beside two sampled ones: the report's JSON and text say
+    # that its rates were taken as known
+    r = np.random.default_rng(3)
+    q = 1 / (1 + np.exp(-(r.normal(0.3, 1.0, 3) - r.normal(0, 1.5, (400, 1)))))
+    p = q.copy()
+    p[:, 0] = r.random(400) < q[:, 0]
+    S = r.binomial(6, p)
+    res = capfront.EvalResults.from_counts(S, 6, models=["greedy", "s1", "s2"])
+    rep = build_report(res, seed=1, n_resamples=50, audit_sims=2)
+    deb = rep.data["debiased_oracle"]
+    assert deb["details"]["known_models"] == ["greedy"]
+    assert 0.5 < deb["details"]["solved_by_known"] < 1.0
+    assert "greedy: greedy decoding?" in rendered(rep)
+    assert "answered all or nothing" in deb["audit"]["note"]
+    assert deb["audit"]["known_models"] == ["greedy"]

@@ -405,6 +405,9 @@ def _run_audit(
         "checks": jsonable(audit.checks),
         # the correlated logit-normal against pgm (AIC; whether it was scored)
         "correlated": jsonable(audit.correlated),
+        # models that answered all or nothing, taken as known (debias.known)
+        "known_models": [str(m) for m in audit.known_models],
+        "solved_by_known": jsonable(audit.solved_by_known),
     }
     rep.objects["audit"] = audit
     return audit
@@ -524,7 +527,10 @@ def _debiased_section(
         if isinstance(v, (int, float, str, bool)) or (
             isinstance(v, list)
             and len(v) <= 20
-            and all(isinstance(x, (int, float)) for x in v)
+            and (
+                all(isinstance(x, (int, float)) for x in v)
+                or all(isinstance(x, str) for x in v)
+            )
         ):
             details[str(key)] = v
     out["details"] = details

@@ -182,6 +182,25 @@ def _model_words(deb: Mapping[str, Any]) -> str:
     return words + " (docs/debiasing.md)"
 
 
+def _known_words(deb: Mapping[str, Any]) -> str:
+    """The models taken as known because they answered all or nothing
+    (:mod:`capfront.debias.known`), and the share of prompts they solved ("" when
+    none)."""
+    det = deb.get("details") or {}
+    if not det.get("known_models"):  # (methods that need no split: the audit's)
+        det = deb.get("audit") or {}
+    known = det.get("known_models")
+    if not (isinstance(known, list) and known):
+        return ""
+    return (
+        f"{len(known)} model(s) answered all or nothing on every prompt "
+        f"({', '.join(map(str, known))}: greedy decoding?), so their rates are taken "
+        f"as known; they solved {pct(det.get('solved_by_known', 0.0))} of the "
+        "prompts, and the estimate is of the other models on the rest "
+        "(docs/debiasing.md)"
+    )
+
+
 def _trust_notes(deb: Mapping[str, Any]) -> list[str]:
     """The audit's verdict (``trusted``, ``bracket``), when the audit gives one."""
     audit = deb.get("audit") or {}
@@ -261,9 +280,7 @@ def _oracle_blocks(data: Mapping[str, Any]) -> list[Block]:
             deb.get("ci"),
         )
         notes.append(f"interval: {_interval_words(deb)}")
-        model = _model_words(deb)
-        if model:
-            notes.append(model)
+        notes += [w for w in (_known_words(deb), _model_words(deb)) if w]
         notes += _trust_notes(deb)
         if deb.get("other_intervals"):
             notes.append(f"other intervals of this estimate are {where_json(data)}")
