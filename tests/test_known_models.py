@@ -121,3 +121,19 @@ def test_audit_of_known_models_only_is_the_exact_naive_oracle():
     assert a.n_sims == 0 and "naive oracle is exact" in a.note
     assert a.value == pytest.approx(truth) and a.ci[1] - a.ci[0] < 0.2
     assert cf.debiased_oracle(res, "pgm").value == pytest.approx(truth)
+
+
+def test_the_pgm_frontier_reads_every_cell_with_known_models():
+    # quality="pgm" reads the posterior means of every cell: the reduced fit's
+    # where it was fitted, the counts' rates elsewhere
+    res, _ = _mixed(500, 4, 6, seed=6, n_greedy=1)
+    d = cf.debiased_oracle(res, "pgm")
+    pm = d.diagnostics["posterior_mean_p"]
+    assert pm.shape == (500, 4) and np.isfinite(pm).all()
+    split = known.split_known(res.successes, np.full((500, 4), 6))
+    np.testing.assert_array_equal(pm[:, 0], res.successes[:, 0] / 6)
+    assert d.diagnostics["max_of_posterior_means"] == pytest.approx(pm.max(1).mean())
+    solved = split.solved
+    np.testing.assert_array_equal(pm[solved, 1:], res.successes[solved, 1:] / 6)
+    front = cf.frontier(res, quality="pgm", cost="unit")
+    assert front.to_frame()["quality"].max() == pytest.approx(pm.max(1).mean())

@@ -134,11 +134,18 @@ def _decompose_known(results, method, split, S, G, backend, options) -> Decompos
     )
     if sub.values.shape[1] != 1:  # (pgm, correlated, crossfit: one column)
         raise AssertionError(f"{method}: per-prompt values of one column expected")
-    return Decomposition(
-        lift_values(split, sub.values),
-        lambda m: float(m[0]),
-        {**sub.diagnostics, **diag, "linear": True},
-    )
+    diag = {**sub.diagnostics, **diag, "linear": True}
+    if "posterior_mean_p" in diag:
+        # every cell's estimate, for the frontier (quality="pgm"): the reduced
+        # fit's posterior means where it was fitted, the counts' rates
+        # elsewhere (the known models' are exact)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            pm = np.where(G > 0, S / np.maximum(G, 1), np.nan)
+        pm[np.ix_(rest_p, rest_m)] = diag["posterior_mean_p"]
+        diag["posterior_mean_p"] = pm
+        diag["max_of_posterior_means"] = float(np.nanmax(pm, axis=1).mean())
+        diag["posterior_sd"] = float(diag["posterior_sd"]) * len(rest_p) / S.shape[0]
+    return Decomposition(lift_values(split, sub.values), lambda m: float(m[0]), diag)
 
 
 def _audit_for(results, method, audit, ci, seed, backend, ci_target, options):
