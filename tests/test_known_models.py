@@ -137,3 +137,58 @@ def test_the_pgm_frontier_reads_every_cell_with_known_models():
     np.testing.assert_array_equal(pm[solved, 1:], res.successes[solved, 1:] / 6)
     front = cf.frontier(res, quality="pgm", cost="unit")
     assert front.to_frame()["quality"].max() == pytest.approx(pm.max(1).mean())
+
+
+def _greedy_once(N: int, L: int, G: int, seed: int):
+    """One greedy run (one draw: its rate is 0 or 1) of model ``m0`` beside
+    ``L - 1`` sampled models of ``G`` draws."""
+    r = np.random.default_rng(seed)
+    q = expit(r.normal(0.5, 1.0, L) - r.normal(0.0, 1.5, N)[:, None])
+    p = q.copy()
+    p[:, 0] = r.random(N) < q[:, 0]
+    Gc = np.full((N, L), G)
+    Gc[:, 0] = 1
+    S = r.binomial(Gc, p)
+    res = cf.EvalResults.from_counts(S, Gc, models=[f"m{i}" for i in range(L)])
+    return res, float(p.max(axis=1).mean())
+
+
+def test_declared_known_models_of_one_draw():
+    # one draw cannot show that a model is greedy: the user says so, and the
+    # oracle is then 1 wherever it solved the prompt
+    res, truth = _greedy_once(1200, 4, 6, seed=7)
+    with pytest.warns(UserWarning, match=r"known_models=\['m0'\]"):
+        plain = cf.debiased_oracle(res, "pgm")
+    assert plain.diagnostics.get("known_models") is None
+    d = cf.debiased_oracle(res, "pgm", known_models=["m0"])
+    assert d.diagnostics["known_models"] == ["m0"]
+    assert abs(d.value - truth) < 0.01
+    # every method splits the same way; the audit too, and quotes them
+    jk = cf.debiased_oracle(res, "jackknife", known_models="m0")
+    split = known.split_known(
+        res.successes, res.n_draws, known.declared_known(res, ["m0"])
+    )
+    sub = res.select(prompts=split.rest_prompts, models=split.rest_models)
+    s1 = split.share_solved
+    assert jk.value == pytest.approx(
+        s1 + (1 - s1) * cf.debiased_oracle(sub, "jackknife").value, abs=1e-12
+    )
+    a = cf.audit(res, n_sims=2, seed=0, known_models=["m0"])
+    assert a.known_models == ("m0",)
+    q = cf.debiased_oracle(res, a.recommended, audit=a)
+    assert q.value == pytest.approx(a.value, abs=1e-12)
+    with pytest.raises(ValueError, match="at least 2 generations.*run greedily"):
+        cf.audit(res, n_sims=2)
+    # a bootstrap interval of the split estimate
+    b = cf.debiased_oracle(res, "pgm", known_models=["m0"], ci=0.9, n_resamples=50)
+    assert b.ci[0] <= d.value <= b.ci[1]
+
+
+def test_declared_known_models_are_checked():
+    res, _ = _greedy_once(200, 3, 5, seed=8)
+    with pytest.raises(ValueError, match="no model 'zz'"):
+        cf.debiased_oracle(res, "pgm", known_models=["zz"])
+    with pytest.raises(ValueError, match=r"model 'm1' has counts strictly between"):
+        cf.debiased_oracle(res, "pgm", known_models=["m0", "m1"])
+    with pytest.raises(ValueError, match="leave it out of known_models"):
+        cf.audit(res, known_models=["m2"])

@@ -10,7 +10,7 @@ import pytest
 from scipy.special import logit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "scripts"))
-from worlds import MMLU_PRO, WORLDS, World, available  # noqa: E402
+from worlds import MMLU_PRO, WORLDS, World, available, world  # noqa: E402
 
 N, L, G = 300, 5, 8
 
@@ -191,3 +191,11 @@ def test_mixed_decoding_has_greedy_models_with_all_or_nothing_cells() -> None:
     # at least one greedy model even when the share rounds to none
     one = WORLDS["mixed_decoding"](200, 4, 5, seed=1, pop=0, greedy=0.01)
     assert ((one.p == 0.0) | (one.p == 1.0)).all(axis=0).sum() == 1
+
+
+def test_greedy_once_gives_the_greedy_models_one_draw() -> None:
+    w = world("greedy_once")(500, 4, 5, 2, pop=0)
+    G = np.asarray(w.results.n_draws)
+    greedy = ((w.p == 0.0) | (w.p == 1.0)).all(axis=0)
+    assert greedy.sum() == 2
+    assert (G[:, greedy] == 1).all() and (G[:, ~greedy] == 5).all()

@@ -92,7 +92,9 @@ def _population(rng: np.random.Generator, sampler: Sampler, pop: int) -> float |
     return total / pop
 
 
-Draws = Callable[[np.random.Generator, np.ndarray, int], np.ndarray]
+Draws = Callable[
+    [np.random.Generator, np.ndarray, int], np.ndarray | tuple[np.ndarray, np.ndarray]
+]
 Family = Sampler | tuple[Sampler, Draws]
 
 
@@ -127,7 +129,9 @@ def _family(build: Callable[..., Family]) -> Callable[..., World]:
         sampler, draws = built if isinstance(built, tuple) else (built, None)
         p = np.clip(sampler(rng, int(N)), 0.0, 1.0)
         S = rng.binomial(G, p) if draws is None else draws(rng, p, int(G))
-        res = cf.EvalResults.from_counts(S, G, models=[f"m{i}" for i in range(L)])
+        # (a family's draws may give each cell its own number of draws)
+        S, Gc = S if isinstance(S, tuple) else (S, G)
+        res = cf.EvalResults.from_counts(S, Gc, models=[f"m{i}" for i in range(L)])
         res.truth_p = p
         return World(
             build.__name__,
@@ -569,6 +573,7 @@ def mixed_decoding(
     *,
     greedy: float = 0.5,
     cell_sd: float = 0.8,
+    greedy_draws: int | None = None,
 ) -> Family:
     """A pool that mixes greedy-decoded and sampled models (temperature 0 for
     some, sampling for others, as leaderboards run them): every model has a
@@ -577,8 +582,10 @@ def mixed_decoding(
     model's is 0 or 1 (``Bernoulli(q)``: its one answer is right or wrong, and
     all its draws repeat it). A share ``greedy`` of the models (at least one) is
     greedy. Their counts are all or nothing, so no one cell-effect scale fits
-    both kinds of model. Added 7 Dec (session 45) as a family none of the
-    estimators was developed on."""
+    both kinds of model. ``greedy_draws``: the greedy models' draws per cell
+    (default ``G``; 1: one greedy run beside ``G`` sampled ones, where the counts
+    cannot show which models are greedy). Added 7 Dec (session 45) as a family
+    none of the estimators was developed on."""
     b = rng.normal(0.5, 1.0, L)
     is_greedy = np.zeros(L, dtype=bool)
     is_greedy[: max(1, int(round(greedy * L)))] = True
@@ -591,7 +598,14 @@ def mixed_decoding(
         u = r.random((n, L))
         return np.where(is_greedy[None, :], (u < q).astype(np.float64), q)
 
-    return sampler
+    if greedy_draws is None:
+        return sampler
+
+    def draws(r: np.random.Generator, p: np.ndarray, G: int):
+        Gc = np.where(is_greedy[None, :], int(greedy_draws), G) + np.zeros_like(p, int)
+        return r.binomial(Gc, p), Gc
+
+    return sampler, draws
 
 
 #: MMLU-Pro's per-question results of 29 models (Apache-2.0; ../shared/data, not
@@ -766,6 +780,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "evalperf_raw": ("evalperf", {"shrink": 0.5, "jitter": 0.6}),
     "heavy_tail_1_5": ("heavy_tail", {"df": 1.5}),
     "shocks_short": ("cell_shocks", {"block": 2, "rho": 0.1}),
+    "greedy_once": ("mixed_decoding", {"greedy_draws": 1}),
 }
 """Stress variants: a family of :data:`WORLDS` with options away from the
 defaults the estimators were developed on (more or fewer topics, stronger

@@ -10,6 +10,7 @@ bootstrap (``capfront.bootstrap``): per-prompt values and a ``finalize`` map wit
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,14 @@ from .classes import fit_pgm, posterior_max
 from .correlated import CorrelatedFit, fit_correlated
 from .extrapolation import curve_rows, fit_decay
 from .graded import crossfit_graded, extrapolation_graded, jackknife_graded
-from .known import exact_decomposition, known_degenerate, lift_values, split_known
+from .known import (
+    declared_known,
+    exact_decomposition,
+    known_degenerate,
+    lift_values,
+    one_draw_hint,
+    split_known,
+)
 from .latent import LatentFit, fit_latent
 from .result import DebiasResult, Decomposition
 
@@ -53,6 +61,7 @@ def decomposition(
     method: str = "pgm",
     *,
     backend: str | None = None,
+    known_models: Any = None,
     **options: Any,
 ) -> Decomposition:
     """Per-prompt values ``(N, K)`` and ``finalize`` with
@@ -74,11 +83,18 @@ def decomposition(
     as ``values, finalize = decomposition(...)``; its ``diagnostics["linear"]`` (and
     ``"grad"``) mark a linear ``finalize``.
     """
-    return _decompose(results, method, backend=backend, **options)
+    return _decompose(
+        results, method, backend=backend, known_models=known_models, **options
+    )
 
 
 def _decompose(
-    results: EvalResults, method: str, *, backend: str | None = None, **options: Any
+    results: EvalResults,
+    method: str,
+    *,
+    backend: str | None = None,
+    known_models: Any = None,
+    **options: Any,
 ) -> Decomposition:
     _check_method(method)
     if not isinstance(results, EvalResults):
@@ -100,7 +116,16 @@ def _decompose(
             raise ValueError(f"method {method!r} does not take option(s) {sorted(bad)}")
         return GRADED_MC[method](results, backend=backend, **options)
     S, G = counts(results, f"method {method!r}", compact=True)
-    if method in KNOWN_SPLIT_METHODS and (split := split_known(S, G)) is not None:
+    declared = declared_known(results, known_models)
+    split = split_known(S, G, declared)
+    if declared is None and method in ("pgm", "correlated"):
+        if hint := one_draw_hint(results):
+            warnings.warn(hint, UserWarning, stacklevel=3)
+    # (all-or-nothing models found in the counts: the methods that need the
+    # split; declared ones, possibly of one draw: every method)
+    if split is not None and (
+        method in KNOWN_SPLIT_METHODS or (declared is not None and method != "naive")
+    ):
         return _decompose_known(results, method, split, S, G, backend, options)
     topic = None
     topics = None
@@ -132,9 +157,10 @@ def _decompose_known(results, method, split, S, G, backend, options) -> Decompos
         backend=backend,
         **options,
     )
-    if sub.values.shape[1] != 1:  # (pgm, correlated, crossfit: one column)
-        raise AssertionError(f"{method}: per-prompt values of one column expected")
-    diag = {**sub.diagnostics, **diag, "linear": True}
+    # (the solved prompts are 1 in every column: the jackknife's curve points
+    # and the extrapolation's sizes alike, whose fit of O_inf + a g^-lam moves
+    # with an affine map of the curve)
+    diag = {**sub.diagnostics, **diag}
     if "posterior_mean_p" in diag:
         # every cell's estimate, for the frontier (quality="pgm"): the reduced
         # fit's posterior means where it was fitted, the counts' rates
@@ -145,10 +171,12 @@ def _decompose_known(results, method, split, S, G, backend, options) -> Decompos
         diag["posterior_mean_p"] = pm
         diag["max_of_posterior_means"] = float(np.nanmax(pm, axis=1).mean())
         diag["posterior_sd"] = float(diag["posterior_sd"]) * len(rest_p) / S.shape[0]
-    return Decomposition(lift_values(split, sub.values), lambda m: float(m[0]), diag)
+    return Decomposition(lift_values(split, sub.values), sub.finalize, diag)
 
 
-def _audit_for(results, method, audit, ci, seed, backend, ci_target, options):
+def _audit_for(
+    results, method, audit, ci, seed, backend, ci_target, options, known_models=None
+):
     """The audit whose measured error gives ``debiased_oracle``'s interval."""
     from .audit import audit as run_audit
 
@@ -158,7 +186,9 @@ def _audit_for(results, method, audit, ci, seed, backend, ci_target, options):
         )
     if audit is True:
         kw = {"level": float(ci)} if ci is not None else {}
-        audit = run_audit(results, seed=seed, backend=backend, **kw)
+        audit = run_audit(
+            results, seed=seed, backend=backend, known_models=known_models, **kw
+        )
     if not isinstance(audit, AuditResult):
         raise ValueError(
             f"audit must be an AuditResult or True, not {type(audit).__name__}"
@@ -186,6 +216,7 @@ def debiased_oracle(
     backend: str | None = None,
     audit: Any = None,
     ci_target: str = "prompts",
+    known_models: Any = None,
     **options: Any,
 ) -> DebiasResult:
     """Estimate the true oracle ``O_true = mean_n max_l p[n, l]`` (design §4).
@@ -249,6 +280,13 @@ def debiased_oracle(
         ``ci_target="population"``, of the prompt population. ``method="pgm"``
         takes the audit's cell-effect family. Without ``audit`` the interval is
         the prompt bootstrap's (``ci``).
+    known_models : names of models whose rates are known from their counts,
+        e.g. greedy runs (every draw the same answer; one draw is then enough):
+        each must answer all or nothing in every cell. Models that do so in
+        every cell over at least two draws are found without it
+        (:mod:`capfront.debias.known`). The oracle is then 1 on the prompts one
+        of them solved, and ``method`` estimates the rest from the other models'
+        counts there. With ``audit=``, the audit's known models by default.
 
     Returns
     -------
@@ -264,10 +302,16 @@ def debiased_oracle(
         options = {"seed": seed, **options}  # the Monte Carlo splits follow the seed
     aud = None
     if audit is not None and audit is not False:
-        aud = _audit_for(results, method, audit, ci, seed, backend, ci_target, options)
+        aud = _audit_for(
+            results, method, audit, ci, seed, backend, ci_target, options, known_models
+        )
         if method == "pgm":
             options = {**options, "family": aud.family}
-    dec = _decompose(results, method, backend=backend, **options)
+        if known_models is None and aud.known_models:
+            known_models = list(aud.known_models)
+    dec = _decompose(
+        results, method, backend=backend, known_models=known_models, **options
+    )
     value = dec.estimate()
     naive = float(naive_rows_any(results).mean())
     out = DebiasResult(
@@ -294,7 +338,7 @@ def debiased_oracle(
                 method,
                 bool(dec.diagnostics.get("linear", False)),
             )
-            if options
+            if options or known_models is not None
             else method
         )
         res = bootstrap(

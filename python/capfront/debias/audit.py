@@ -116,7 +116,13 @@ from .extrapolation import (
     fit_sizes,
     jackknife_decomposition,
 )
-from .known import exact_decomposition, known_degenerate, split_known
+from .known import (
+    declared_known,
+    exact_decomposition,
+    known_degenerate,
+    one_draw_hint,
+    split_known,
+)
 from .many_draws import coarse_counts, shortcut_audit
 from .methods import decompose_counts
 
@@ -311,6 +317,7 @@ def audit(
     sensitivity: bool = True,
     correlated: bool | str = "auto",
     correlated_sims: int | None = None,
+    known_models=None,
 ) -> AuditResult:
     """Simulate data like ``results`` from several fitted worlds, check which look
     like the data, and score every oracle estimator against the known truth.
@@ -361,6 +368,12 @@ def audit(
     correlated_sims : simulated data sets per passing world on which the
         correlated model is refitted (from scratch, ~1-3 s each at 2,000 prompts;
         default ``min(n_sims, CORRELATED_SIMS)``).
+    known_models : names of models whose rates are known from their counts
+        (e.g. greedy runs, one draw each): as in
+        :func:`capfront.debiased_oracle`; models that answer all or nothing in
+        every cell over at least two draws are found without it. The audit is
+        then of the other models on the prompts none of these solved, its
+        numbers mapped back (``known_models``, ``solved_by_known``).
     pgm_max_iter, pgm_tol : EM iterations / tolerance of the refits.
     n_workers : simulations run at the same time in threads (default: the number
         of kernel threads); every simulation has its own random stream, so the
@@ -394,21 +407,10 @@ def audit(
     # the counts as stored (uint8 / uint16 ..., n_draws possibly a broadcast
     # view): every estimator, fit and check reads them in blocks of prompts
     S, G = counts(results, "audit", compact=True)
-    g = min_draws(G)
-    if g < 2:
-        raise ValueError("audit needs at least 2 generations per cell")
-    if correlated not in (True, False, "auto"):
-        raise ValueError(
-            f"correlated must be 'auto', True or False, got {correlated!r}"
-        )
-    if correlated_sims is not None and (
-        isinstance(correlated_sims, bool) or int(correlated_sims) < 2
-    ):
-        raise ValueError(f"correlated_sims must be >= 2, got {correlated_sims!r}")
     # models whose counts are all or nothing (greedy decoding): their cells are
     # known; the audit is of the other models on the prompts none of those
     # solved, its numbers mapped back to all prompts (capfront.debias.known)
-    if (split := split_known(S, G)) is not None:
+    if (split := split_known(S, G, declared_known(results, known_models))) is not None:
         if known_degenerate(split):
             return shortcut_audit(
                 exact_decomposition(split, S, G), methods or (), level, family, t0
@@ -424,6 +426,21 @@ def audit(
         )  # fmt: skip
         known = [str(m) for m in np.asarray(results.models)[split.known]]
         return _lift_audit(inner, split, known, t0)
+    g = min_draws(G)
+    if g < 2:
+        hint = one_draw_hint(results)
+        raise ValueError(
+            "audit needs at least 2 generations per cell"
+            + (f"; {hint}" if hint else "")
+        )
+    if correlated not in (True, False, "auto"):
+        raise ValueError(
+            f"correlated must be 'auto', True or False, got {correlated!r}"
+        )
+    if correlated_sims is not None and (
+        isinstance(correlated_sims, bool) or int(correlated_sims) < 2
+    ):
+        raise ValueError(f"correlated_sims must be >= 2, got {correlated_sims!r}")
     # "auto" adds the correlated world / method only where the caller left the
     # worlds / methods to the defaults
     add_world, add_method = worlds is None, methods is None

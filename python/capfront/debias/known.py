@@ -78,10 +78,49 @@ def known_models(S: np.ndarray, G: np.ndarray) -> np.ndarray:
     return extreme.all(axis=0) & two.all(axis=0) & (obs.sum(axis=0) >= MIN_KNOWN_CELLS)
 
 
-def split_known(S: np.ndarray, G: np.ndarray) -> KnownSplit | None:
-    """The :class:`KnownSplit` of counts ``(S, G)``, or ``None`` when no model
-    is all or nothing."""
+def declared_known(results, names) -> np.ndarray | None:
+    """``(L,)`` bool of the models a user declares known (``known_models=``:
+    e.g. greedy runs, whose one draw is their rate), or ``None``. Every named
+    model must exist and answer all or nothing in every observed cell (any
+    number of draws, one included)."""
+    if names is None:
+        return None
+    if isinstance(names, str):
+        names = [names]
+    models = [str(m) for m in results.models]
+    pos = {m: i for i, m in enumerate(models)}
+    mask = np.zeros(len(models), dtype=bool)
+    for name in names:
+        if str(name) not in pos:
+            raise ValueError(
+                f"known_models: no model {str(name)!r} in these results (models: "
+                f"{', '.join(models[:10])}{', ...' if len(models) > 10 else ''})"
+            )
+        mask[pos[str(name)]] = True
+    S = np.asarray(results.successes)
+    G = np.broadcast_to(np.asarray(results.n_draws), S.shape)
+    between = (G > 0) & (S != 0) & (S != G)
+    for i in np.flatnonzero(mask & between.any(axis=0)):
+        n = int(np.flatnonzero(between[:, i])[0])
+        raise ValueError(
+            f"known_models: model {models[i]!r} has counts strictly between 0 and "
+            f"its draws in {int(between[:, i].sum())} cell(s) (e.g. prompt "
+            f"{results.prompts[n]!r}: {int(S[n, i])} of {int(G[n, i])}); a model "
+            "whose rates are known answers all or nothing (greedy decoding): "
+            "leave it out of known_models"
+        )
+    return mask
+
+
+def split_known(
+    S: np.ndarray, G: np.ndarray, declared: np.ndarray | None = None
+) -> KnownSplit | None:
+    """The :class:`KnownSplit` of counts ``(S, G)``: the all-or-nothing models
+    (:func:`known_models`) and the ``declared`` ones (:func:`declared_known`);
+    ``None`` when there are none."""
     known = known_models(S, G)
+    if declared is not None:
+        known = known | np.asarray(declared, dtype=bool)
     if not known.any():
         return None
     S = np.asarray(S)
@@ -134,3 +173,23 @@ def exact_decomposition(split: KnownSplit, S: np.ndarray, G: np.ndarray):
         )
     )
     return bounded_naive_decomposition(S, G, bound, note)
+
+
+def one_draw_hint(results) -> str:
+    """A hint for pools where some models have one draw in every cell and
+    others more ("" when not): a greedy run's one draw is its rate, which the
+    counts cannot show; ``known_models=`` says so."""
+    G = np.broadcast_to(np.asarray(results.n_draws), np.shape(results.successes))
+    obs = G > 0
+    one = (np.where(obs, G, 1) == 1).all(axis=0) & obs.any(axis=0)
+    more = (G >= 2).any(axis=0)
+    if not (one.any() and more.any()):
+        return ""
+    names = [str(m) for m in np.asarray(results.models)[one]]
+    shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+    return (
+        f"model(s) {shown} have one draw in every cell while others have more: if "
+        f"they were run greedily (temperature 0), their one answer is their rate; "
+        f"pass known_models={names[:5]!r} (docs/debiasing.md), else they are read "
+        "as one sample each"
+    )
