@@ -426,3 +426,34 @@ def test_study_subcommand_registered(capsys):
         main(["study", "--help"])
     assert exc.value.code == 0
     assert "bias-decay" in capsys.readouterr().out
+
+
+def test_report_known_models(tmp_path):
+    # one greedy run (one draw) beside two sampled models of six draws: the
+    # audit cannot run without the names (it says which option to pass); with
+    # --known-models it audits the sampled models on the unsolved prompts
+    import numpy as np
+
+    r = np.random.default_rng(2)
+    N = 300
+    q = 1 / (1 + np.exp(-(r.normal(0.4, 1.0, 3) - r.normal(0, 1.5, (N, 1)))))
+    p = q.copy()
+    p[:, 0] = r.random(N) < q[:, 0]
+    G = np.array([1, 6, 6])
+    S = r.binomial(G, p)
+    rows = [
+        {"prompt_id": n, "model": m, "n_correct": int(S[n, i]), "n_samples": int(G[i])}
+        for n in range(N)
+        for i, m in enumerate(["greedy", "s1", "s2"])
+    ]
+    path = tmp_path / "counts.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    common = ("report", str(path), "--json", "--resamples", "50", "--audit-sims", "2")
+    plain = json.loads(run(*common, "--quiet").stdout)
+    assert "known_models=['greedy']" in plain["debiased_oracle"]["audit"]["skipped"]
+    named = json.loads(run(*common, "--known-models", "greedy", "--quiet").stdout)
+    deb = named["debiased_oracle"]
+    assert named["settings"]["known_models"] == ["greedy"]
+    assert deb["audit"]["known_models"] == ["greedy"]
+    lo, hi = deb["ci"]
+    assert lo <= deb["value"] <= hi

@@ -34,6 +34,18 @@ DEMO_COST = (
 )
 
 
+def _names_list(text: str | None) -> list[str] | None:
+    """``"a, b"`` -> ``["a", "b"]`` (``None`` when not given)."""
+    if text is None:
+        return None
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    if not names:
+        raise SystemExit(
+            "--known-models: give one or more model names, comma-separated"
+        )
+    return names
+
+
 def _common_report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out",
@@ -72,6 +84,12 @@ def _common_report_args(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="simulated data sets for the audit that picks the debiasing "
         "method (default 20, demo 10; 0 skips the audit)",
+    )
+    p.add_argument(
+        "--known-models",
+        metavar="NAMES",
+        help="comma-separated models run greedily (every draw the same answer, "
+        "one draw is enough): their rates are their counts (docs/debiasing.md)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -246,6 +264,7 @@ def _run_report(args: argparse.Namespace, loaded: Any, cost_label: str | None) -
             audit_sims=args.audit_sims,
             on_step=on_step,
             routers=_routers(getattr(args, "router", None)),
+            known_models=_names_list(getattr(args, "known_models", None)),
         )
     written = rep.save(args.out) if args.out else []
     if args.json:

@@ -23,7 +23,7 @@ import dataclasses
 import json
 import math
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +188,7 @@ def build_report(
     audit_sims: int = 20,
     on_step: Callable[[str], None] | None = None,
     routers: Mapping[str, Any] | None = None,
+    known_models: Sequence[str] | None = None,
 ) -> Report:
     """Run every available analysis on ``results``.
 
@@ -203,6 +204,9 @@ def build_report(
     on_step : called with each section's name before it runs (progress bars)
     routers : ``{name: choices}`` (see :func:`capfront.evaluate_router`): adds the
         router section and the models tied with the best single model
+    known_models : models whose rates are known from their counts (greedy runs,
+        any number of draws): passed to the audit, whose quoted estimate then
+        splits on them (:func:`capfront.debiased_oracle`)
 
     Returns
     -------
@@ -226,6 +230,8 @@ def build_report(
         },
         "source": jsonable(dict(source or {})),
     }
+    if known_models is not None:
+        data["settings"]["known_models"] = [str(m) for m in known_models]
     rep = Report(data, results)
     state: dict[str, Any] = {}
     builders: dict[str, Callable[[], Any]] = {
@@ -237,7 +243,14 @@ def build_report(
         # like the single models and naive oracles, the debiased oracle and the
         # gap decomposition are computed on the prompts every model ran
         "debiased_oracle": lambda: _debiased_section(
-            on_common_prompts(results), rep, state, seed, n_resamples, level, audit_sims
+            on_common_prompts(results),
+            rep,
+            state,
+            seed,
+            n_resamples,
+            level,
+            audit_sims,
+            known_models,
         ),
         "gap_decomposition": lambda: _gap_section(
             on_common_prompts(results), rep, seed, n_resamples, level
@@ -372,6 +385,7 @@ def _run_audit(
     seed: int,
     level: float,
     audit_sims: int,
+    known_models: Sequence[str] | None = None,
 ) -> Any:
     """``capfront.audit`` of the results (None when it cannot run; ``out`` says
     why), its table and verdict in ``out["audit"]``."""
@@ -382,7 +396,13 @@ def _run_audit(
         )
         return None
     try:
-        audit = run_audit(results, n_sims=audit_sims, seed=seed, level=level)
+        audit = run_audit(
+            results,
+            n_sims=audit_sims,
+            seed=seed,
+            level=level,
+            known_models=known_models,
+        )
     except ValueError as err:
         out["audit"] = {"skipped": str(err)}
         out["method_note"] = (
@@ -479,6 +499,7 @@ def _debiased_section(
     n_resamples: int,
     level: float,
     audit_sims: int,
+    known_models: Sequence[str] | None = None,
 ) -> Any:
     """The debiased oracle with the one interval its method quotes: the audit's
     (``debiased_oracle(..., audit=a)``) when an audit ran, else the prompt
@@ -486,7 +507,7 @@ def _debiased_section(
     if results.max_draws < 2:
         return {"skipped": ONE_DRAW, "one_draw": True}
     out: dict[str, Any] = {"n_prompts": results.n_prompts}
-    audit = _run_audit(results, rep, out, seed, level, audit_sims)
+    audit = _run_audit(results, rep, out, seed, level, audit_sims, known_models)
     method = "bootstrap_bc" if audit is None else str(audit.recommended)
     extra = {}
     if audit is not None and method == "pgm" and audit.family:

@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._input import row_blocks
+
 #: observed cells a model needs before its all-or-nothing counts make it known
 MIN_KNOWN_CELLS = 20
 
@@ -72,10 +74,17 @@ def known_models(S: np.ndarray, G: np.ndarray) -> np.ndarray:
     cells."""
     S = np.asarray(S)
     G = np.broadcast_to(np.asarray(G), S.shape)
-    obs = G > 0
-    extreme = (S == 0) | (S == G) | ~obs
-    two = (G >= 2) | ~obs
-    return extreme.all(axis=0) & two.all(axis=0) & (obs.sum(axis=0) >= MIN_KNOWN_CELLS)
+    L = S.shape[1]
+    ok = np.ones(L, dtype=bool)
+    n_obs = np.zeros(L, dtype=np.int64)
+    for rows in row_blocks(S.shape[0]):  # (no (N, L) temporaries at N = 1e7)
+        s, g = S[rows], G[rows]
+        obs = g > 0
+        ok &= (((s == 0) | (s == g)) & (g >= 2) | ~obs).all(axis=0)
+        n_obs += obs.sum(axis=0)
+        if not ok.any():
+            break
+    return ok & (n_obs >= MIN_KNOWN_CELLS)
 
 
 def declared_known(results, names) -> np.ndarray | None:
