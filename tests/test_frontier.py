@@ -866,3 +866,15 @@ def test_cost_sum_check_reads_distinct_cells_only():
     for b in BACKENDS:
         with pytest.raises(ValueError, match="overflows float64 at 2 cell"):
             frontier(r, backend=b)
+
+
+def test_band_without_cost_is_defined_at_the_cheapest_point():
+    # unit costs: the cheapest cost is a mean of ones that can round to
+    # 1 - 4e-16; the band must not be all-NaN (and warn) there
+    r = np.random.default_rng(5)
+    S = r.binomial(5, r.uniform(0.05, 0.95, (1500, 6)))
+    res = capfront.EvalResults.from_counts(S, 5)
+    fr = capfront.frontier(res, cost="unit", posthoc=True)
+    fr.with_band(n_resamples=40, seed=0)
+    assert np.isfinite(fr.band["lower"][0]) and np.isfinite(fr.band["upper"][0])
+    assert (fr.band["lower"] <= fr.band["upper"]).all()

@@ -1223,6 +1223,7 @@ class Frontier(ResultProtocol):
             raise ValueError("level must lie in (0, 1)")
         inside = np.flatnonzero(self.weights > 0)
         grid = np.linspace(self.min_cost, self.vertices[-1, 0], n_grid)
+        tol = 1e-9 * max(1.0, abs(float(grid[-1])))
         reps = np.empty((n_resamples, n_grid))
         w = np.zeros(self.segments.n_prompts)
         for b0, counts in count_chunks(
@@ -1231,11 +1232,17 @@ class Frontier(ResultProtocol):
             for r in range(counts.shape[0]):
                 w[inside] = counts[r]
                 v = self.segments.vertices(w)
+                # left of a replicate's cheapest point its frontier is undefined,
+                # unless that point is the grid's first up to rounding (unit
+                # costs: a mean of ones can come out as 1 - 4e-16)
+                left = v[0, 1] if v[0, 0] - grid[0] <= tol else np.nan
                 reps[b0 + r] = np.interp(
-                    grid, v[:, 0], v[:, 1], left=np.nan, right=v[-1, 1]
+                    grid, v[:, 0], v[:, 1], left=left, right=v[-1, 1]
                 )
         a = (1 - level) / 2
-        lower, upper = np.nanquantile(reps, [a, 1 - a], axis=0)
+        with warnings.catch_warnings():  # (a cost no replicate reaches: NaN)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lower, upper = np.nanquantile(reps, [a, 1 - a], axis=0)
         self.band = {"cost": grid, "lower": lower, "upper": upper, "level": level}
         return self
 
