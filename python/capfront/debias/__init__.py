@@ -119,7 +119,7 @@ def _decompose(
     declared = declared_known(results, known_models)
     split = split_known(S, G, declared)
     if declared is None and method in ("pgm", "correlated"):
-        if hint := one_draw_hint(results):
+        if hint := one_draw_hint(G, results.models):
             warnings.warn(hint, UserWarning, stacklevel=3)
     # (all-or-nothing models found in the counts: the methods that need the
     # split; declared ones, possibly of one draw: every method)

@@ -428,7 +428,7 @@ def audit(
         return _lift_audit(inner, split, known, t0)
     g = min_draws(G)
     if g < 2:
-        hint = one_draw_hint(results)
+        hint = one_draw_hint(G, results.models)
         raise ValueError(
             "audit needs at least 2 generations per cell"
             + (f"; {hint}" if hint else "")

@@ -14,12 +14,12 @@ With the set ``D`` of such models known, the oracle splits exactly:
 where a prompt is *solved* when some model of ``D`` solved it (its maximum is
 then 1), ``s1`` is the share of solved prompts, ``s0 = 1 - s1`` and ``R`` the
 unsolved ones (every model of ``D`` at 0 there). The model-based estimators
-(``pgm``, ``correlated``) and ``crossfit`` estimate the second term on the
-counts of ``R`` and the other models; restricting to ``R`` conditions them on
-``D``'s failures. The other count estimators (naive, bootstrap and jackknife
-corrections, extrapolation) already treat a cell of 0 or ``G`` draws as exact,
-so the split leaves them unchanged; the audit audits the reduced problem and
-maps its numbers back (:func:`lift`).
+(``pgm``, ``correlated``), ``crossfit`` and ``double_bc`` estimate the second
+term on the counts of ``R`` and the other models; restricting to ``R``
+conditions them on ``D``'s failures. The other count estimators (naive,
+bootstrap and jackknife corrections, extrapolation) already treat a cell of 0 or
+``G`` draws as exact, so the split leaves them unchanged; the audit audits the
+reduced problem and maps its numbers back (``audit._lift_audit``).
 
 A model counts as all or nothing when every one of its observed cells has at
 least two draws and a count of 0 or ``G``, over at least
@@ -106,15 +106,16 @@ def declared_known(results, names) -> np.ndarray | None:
                 f"{', '.join(models[:10])}{', ...' if len(models) > 10 else ''})"
             )
         mask[pos[str(name)]] = True
-    S = np.asarray(results.successes)
-    G = np.broadcast_to(np.asarray(results.n_draws), S.shape)
+    cols = np.flatnonzero(mask)  # (the named models' cells only)
+    S = np.asarray(results.successes)[:, cols]
+    G = np.broadcast_to(np.asarray(results.n_draws), (len(S), len(models)))[:, cols]
     between = (G > 0) & (S != 0) & (S != G)
-    for i in np.flatnonzero(mask & between.any(axis=0)):
-        n = int(np.flatnonzero(between[:, i])[0])
+    for j in np.flatnonzero(between.any(axis=0)):
+        n, i = int(np.flatnonzero(between[:, j])[0]), int(cols[j])
         raise ValueError(
             f"known_models: model {models[i]!r} has counts strictly between 0 and "
-            f"its draws in {int(between[:, i].sum())} cell(s) (e.g. prompt "
-            f"{results.prompts[n]!r}: {int(S[n, i])} of {int(G[n, i])}); a model "
+            f"its draws in {int(between[:, j].sum())} cell(s) (e.g. prompt "
+            f"{results.prompts[n]!r}: {int(S[n, j])} of {int(G[n, j])}); a model "
             "whose rates are known answers all or nothing (greedy decoding): "
             "leave it out of known_models"
         )
@@ -184,17 +185,17 @@ def exact_decomposition(split: KnownSplit, S: np.ndarray, G: np.ndarray):
     return bounded_naive_decomposition(S, G, bound, note)
 
 
-def one_draw_hint(results) -> str:
+def one_draw_hint(G: np.ndarray, models) -> str:
     """A hint for pools where some models have one draw in every cell and
     others more ("" when not): a greedy run's one draw is its rate, which the
-    counts cannot show; ``known_models=`` says so."""
-    G = np.broadcast_to(np.asarray(results.n_draws), np.shape(results.successes))
-    obs = G > 0
-    one = (np.where(obs, G, 1) == 1).all(axis=0) & obs.any(axis=0)
-    more = (G >= 2).any(axis=0)
-    if not (one.any() and more.any()):
+    counts cannot show; ``known_models=`` says so. ``G``: the draws ``(N, L)``
+    (or broadcastable), ``models`` their names."""
+    gmax = np.asarray(G).max(axis=0) if np.ndim(G) == 2 else np.asarray(G)
+    gmax = np.broadcast_to(gmax, (len(models),))
+    one = gmax == 1  # (one draw in every observed cell: the largest is 1)
+    if not (one.any() and (gmax >= 2).any()):
         return ""
-    names = [str(m) for m in np.asarray(results.models)[one]]
+    names = [str(m) for m in np.asarray(models)[one]]
     shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
     return (
         f"model(s) {shown} have one draw in every cell while others have more: if "
