@@ -10,14 +10,16 @@ import pytest
 from scipy.special import logit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "scripts"))
-from worlds import MMLU_PRO, WORLDS, World, available, world  # noqa: E402
+from worlds import REAL_DATA, WORLDS, World, available, world  # noqa: E402
 
 N, L, G = 300, 5, 8
 
 
 def _need(family: str) -> None:
     if not available(family):
-        pytest.skip(f"the {family} family reads {MMLU_PRO} (../shared absent)")
+        base = family.split("_")[0] if family not in REAL_DATA else family
+        path = REAL_DATA.get(base, REAL_DATA.get(family))
+        pytest.skip(f"the {family} family reads {path} (../shared absent)")
 
 
 @pytest.mark.parametrize("family", sorted(WORLDS))
@@ -155,6 +157,32 @@ def test_mmlu_pro_rates_are_smoothed_real_answers() -> None:
     # a draw beyond 29 models clones some with extra jitter; the pool is real
     w = WORLDS["mmlu_pro"](500, 31, 5, seed=2, pop=0)
     assert w.p.shape == (500, 31)
+
+
+@pytest.mark.parametrize(
+    ("family", "shape", "best", "worst"),
+    [("bfcl", (1700, 71), 0.85, 0.2), ("swebench", (500, 24), 0.7, 0.15)],
+)
+def test_real_rates_keep_the_real_pools(family, shape, best, worst) -> None:
+    # BFCL (71 models, 12 categories) and SWE-bench Verified (24 models; the
+    # model whose flags the leaderboard mis-records left out), smoothed like
+    # MMLU-Pro: the real spread of the models' rates and their positive
+    # correlation over questions stay; the worlds' rates are capped inside (0, 1)
+    _need(family)
+    from worlds import real_rates
+
+    r = real_rates(family)
+    assert r.shape == shape
+    assert 0.0 <= r.min() and r.max() <= 1.0
+    means = r.mean(axis=0)
+    assert means.max() > best and means.min() < worst
+    C = np.corrcoef(r.T)
+    assert (C.sum() - shape[1]) / (shape[1] * (shape[1] - 1)) > 0.2
+    w = WORLDS[family](600, shape[1] + 2, 5, seed=2, pop=0)
+    assert 0.0 < w.p.min() and w.p.max() < 1.0
+    # a naive oracle over the whole pool well above its best model (the
+    # specialisation the routing oracle exists for)
+    assert w.oracle > w.p.mean(axis=0).max() + 0.03
 
 
 def test_model_families_share_their_cells_deviations() -> None:

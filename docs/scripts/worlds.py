@@ -608,90 +608,118 @@ def mixed_decoding(
     return sampler, draws
 
 
-#: MMLU-Pro's per-question results of 29 models (Apache-2.0; ../shared/data, not
-#: shipped): the ``mmlu_pro`` family reads it when it is there
-MMLU_PRO = (
-    Path(__file__).resolve().parents[3]
-    / "shared"
-    / "data"
-    / "mmlu_pro_tiger_eval_results"
-    / "mmlu_pro.csv"
+#: the real per-question results the real-data families read (../shared/data,
+#: not shipped; MMLU-Pro is Apache-2.0, BFCL-Result has no licence, SWE-bench's
+#: leaderboard is CC BY-NC: for testing only, never bundled)
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+MMLU_PRO = SHARED_DATA / "mmlu_pro_tiger_eval_results" / "mmlu_pro.csv"
+BFCL = SHARED_DATA / "bfcl_v1_2024-08-11" / "bfcl_v1_2024-08-11.csv"
+SWEBENCH = (
+    SHARED_DATA / "swebench_verified_bash_only" / "swebench_verified_bash_only.csv"
 )
-_MMLU_RATES: dict[tuple[int, float], np.ndarray] = {}
+#: family -> the file it reads
+REAL_DATA = {"mmlu_pro": MMLU_PRO, "bfcl": BFCL, "swebench": SWEBENCH}
+#: SWE-bench's leaderboard marks 51 of 500 resolved for this model where it
+#: reports 52.8% (the data's README): left out
+SWEBENCH_BROKEN = "20250720_mini-v0.0.0-claude-3-7-sonnet-20250219"
+_REAL_RATES: dict[tuple[str, int, float], np.ndarray] = {}
+#: real rates' logits are capped at +-7 (p within 0.0009 of 0 or 1)
+LOGIT_CAP = 7.0
 
 
 def available(family: str) -> bool:
-    """Whether a family's data are here (``mmlu_pro`` needs ``../shared/data``)."""
+    """Whether a family's data are here (the real-data families of
+    :data:`REAL_DATA` need ``../shared/data``)."""
     base = VARIANTS[family][0] if family in VARIANTS else family
-    return base != "mmlu_pro" or MMLU_PRO.is_file()
+    return base not in REAL_DATA or REAL_DATA[base].is_file()
+
+
+def smoothed_rates(
+    Y: np.ndarray, group: np.ndarray, neighbours: int = 8, shrink: float = 1.0
+) -> np.ndarray:
+    """Per-cell rates from one 0/1 answer per (question, model): question ``n``'s
+    rate for model ``l`` is the share of correct answers over ``n`` and its
+    ``neighbours`` nearest questions of the same group (Hamming distance between
+    the models' correct/incorrect vectors; ties broken by a fixed random
+    order), with ``shrink`` pseudo-answers at the model's rate in that group:
+    ``(Y[n, l] + sum_{m in nn(n)} Y[m, l] + shrink a[l, group]) / (1 +
+    neighbours + shrink)``. Groups of ``neighbours`` questions or fewer are
+    pooled into one. Questions that models get right or wrong together share
+    rates, so the real correlation between models, the groups' specialisation
+    and the pile-up of questions every model misses stay; no rate is 0 or 1."""
+    k = int(neighbours)
+    group = np.asarray(group).astype(str)
+    names, sizes = np.unique(group, return_counts=True)
+    small = np.isin(group, names[sizes <= k])
+    group = np.where(small, "\0pooled", group)
+    tie = np.random.default_rng(20261205).random(len(Y)) * 0.5
+    out = np.empty_like(Y)
+    for s in np.unique(group):
+        rows = np.flatnonzero(group == s)
+        y = Y[rows]
+        dist = y @ (1.0 - y).T + (1.0 - y) @ y.T + tie[rows][None, :]
+        np.fill_diagonal(dist, np.inf)
+        nn = np.argpartition(dist, k, axis=1)[:, :k]
+        total = y + y[nn].sum(axis=1) + float(shrink) * y.mean(axis=0)[None, :]
+        out[rows] = total / (1.0 + k + float(shrink))
+    return out
+
+
+def _answers(family: str) -> tuple[np.ndarray, np.ndarray]:
+    """A real-data family's (questions, models) 0/1 matrix (questions every
+    model answered) and each question's group."""
+    path = REAL_DATA[family]
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"the {family} family reads {path} (../shared/data next to the "
+            "repository); it is not shipped with capfront"
+        )
+    import pandas as pd
+
+    if family == "swebench":
+        frame = pd.read_csv(path, usecols=["prompt_id", "model", "score"])
+        frame = frame[frame["model"] != SWEBENCH_BROKEN]
+        # the instance's repository ("django__django-11099" -> "django")
+        frame["category"] = frame["prompt_id"].str.split("__").str[0]
+    else:
+        frame = pd.read_csv(path, usecols=["prompt_id", "category", "model", "score"])
+    wide = frame.pivot_table(
+        index=["category", "prompt_id"],
+        columns="model",
+        values="score",
+        aggfunc="first",
+    ).dropna()
+    return wide.to_numpy(np.float64), wide.index.get_level_values(0).to_numpy()
+
+
+def real_rates(family: str, neighbours: int = 8, shrink: float = 1.0) -> np.ndarray:
+    """:func:`smoothed_rates` of a real-data family's answers (cached)."""
+    key = (family, int(neighbours), float(shrink))
+    if key not in _REAL_RATES:
+        Y, group = _answers(family)
+        _REAL_RATES[key] = smoothed_rates(Y, group, neighbours, shrink)
+    return _REAL_RATES[key]
 
 
 def mmlu_pro_rates(neighbours: int = 8, shrink: float = 1.0) -> np.ndarray:
     """Per-cell rates from MMLU-Pro's real correctness matrix (10,326 questions
     answered by all 29 models, one draw each; Wang et al. 2024, TIGER-AI-Lab,
-    Apache-2.0): each question's rate for model ``l`` is the share of correct
-    answers over the question and its ``neighbours`` nearest questions of the
-    same subject (Hamming distance between the 29 models' correct/incorrect
-    vectors; ties broken by a fixed random order), with ``shrink`` pseudo-answers
-    at the model's rate in that subject:
-    ``(Y[n, l] + sum_{m in nn(n)} Y[m, l] + shrink a[l, subject]) / (1 +
-    neighbours + shrink)``. Questions that models get right or wrong together
-    share rates, so the real correlation between models, the subjects'
-    specialisation and the pile-up of questions every model misses stay; no rate
-    is 0 or 1."""
-    key = (int(neighbours), float(shrink))
-    if key not in _MMLU_RATES:
-        if not MMLU_PRO.is_file():
-            raise FileNotFoundError(
-                f"the mmlu_pro family reads {MMLU_PRO} (../shared/data next to the "
-                "repository); it is not shipped with capfront"
-            )
-        import pandas as pd
-
-        frame = pd.read_csv(
-            MMLU_PRO, usecols=["prompt_id", "category", "model", "score"]
-        )
-        wide = frame.pivot_table(
-            index=["category", "prompt_id"],
-            columns="model",
-            values="score",
-            aggfunc="first",
-        ).dropna()
-        Y = wide.to_numpy(np.float64)
-        subject = wide.index.get_level_values(0).to_numpy()
-        tie = np.random.default_rng(20261205).random(len(Y)) * 0.5
-        out = np.empty_like(Y)
-        for s in np.unique(subject):
-            rows = np.flatnonzero(subject == s)
-            y = Y[rows]
-            dist = y @ (1.0 - y).T + (1.0 - y) @ y.T + tie[rows][None, :]
-            np.fill_diagonal(dist, np.inf)
-            nn = np.argpartition(dist, int(neighbours), axis=1)[:, : int(neighbours)]
-            total = y + y[nn].sum(axis=1) + float(shrink) * y.mean(axis=0)[None, :]
-            out[rows] = total / (1.0 + int(neighbours) + float(shrink))
-        _MMLU_RATES[key] = out
-    return _MMLU_RATES[key]
+    Apache-2.0), smoothed over the 8 nearest questions of the same subject
+    (:func:`smoothed_rates`)."""
+    return real_rates("mmlu_pro", neighbours, shrink)
 
 
-@_family
-def mmlu_pro(
-    rng: np.random.Generator,
-    L: int,
-    *,
-    neighbours: int = 8,
-    jitter: float = 0.2,
-) -> Family:
-    """Per-cell rates from real data of another kind: MMLU-Pro's questions
-    answered once by each of 29 models, rates smoothed over similar questions
-    (:func:`mmlu_pro_rates`; a ten-option multiple-choice test, so weak models
-    sit near a guessing floor). A random sub-pool of L of the 29 models (beyond
-    29, clones of random models with their own cell jitter of 0.5 on the logit
-    scale); prompts drawn from the 10,326 questions with replacement, each
-    draw's logit rates shifted by ``N(0, jitter^2)`` per prompt and ``N(0,
-    (jitter / 2)^2)`` per cell. No parametric shape. Added 5 Dec (session 40) as
-    a family none of the estimators was developed on; needs ``../shared/data``
-    (:func:`available`)."""
-    base = logit(mmlu_pro_rates(neighbours))
+def _real_pool(
+    rng: np.random.Generator, base: np.ndarray, L: int, jitter: float
+) -> Sampler:
+    """The prompt sampler of a real-data family: a random sub-pool of L of the
+    data's M models (beyond M, clones of random models with their own cell
+    jitter of 0.5 on the logit scale); prompts drawn from the questions with
+    replacement, each draw's logit rates shifted by ``N(0, jitter^2)`` per
+    prompt and ``N(0, (jitter / 2)^2)`` per cell. Rates of exactly 0 or 1 (a
+    model that fails every question of a small group, as in BFCL) are moved to
+    ``logit = -+LOGIT_CAP`` so that the jitter moves them too."""
+    base = np.clip(base, -LOGIT_CAP, LOGIT_CAP)
     M = base.shape[1]
     if L <= M:
         cols = rng.choice(M, size=L, replace=False)
@@ -711,6 +739,62 @@ def mmlu_pro(
         return expit(lp)
 
     return sampler
+
+
+@_family
+def mmlu_pro(
+    rng: np.random.Generator,
+    L: int,
+    *,
+    neighbours: int = 8,
+    jitter: float = 0.2,
+) -> Family:
+    """Per-cell rates from real data of another kind: MMLU-Pro's questions
+    answered once by each of 29 models, rates smoothed over similar questions
+    (:func:`mmlu_pro_rates`; a ten-option multiple-choice test, so weak models
+    sit near a guessing floor); sub-pools and prompts by :func:`_real_pool`. No
+    parametric shape. Added 5 Dec (session 40) as a family none of the
+    estimators was developed on; needs ``../shared/data`` (:func:`available`)."""
+    return _real_pool(rng, logit(mmlu_pro_rates(neighbours)), L, jitter)
+
+
+@_family
+def bfcl(
+    rng: np.random.Generator,
+    L: int,
+    *,
+    neighbours: int = 8,
+    jitter: float = 0.2,
+) -> Family:
+    """Per-cell rates from the Berkeley Function-Calling Leaderboard (v1, run
+    of 2024-08-11): 1,700 entries in 12 categories answered once by 71 models
+    (many of them one model in two modes, native function calling and
+    prompting: pairs of related models), smoothed over the 8 nearest entries of
+    the same category (:func:`smoothed_rates`); sub-pools and prompts by
+    :func:`_real_pool`. The oracle of the 71 is 0.98: a pool near its ceiling
+    whose models share much of their errors. Added 7 Dec (session 46) as a
+    family none of the estimators was developed on; needs ``../shared/data``
+    (the results have no licence: read at run time, never shipped)."""
+    return _real_pool(rng, logit(real_rates("bfcl", neighbours)), L, jitter)
+
+
+@_family
+def swebench(
+    rng: np.random.Generator,
+    L: int,
+    *,
+    neighbours: int = 8,
+    jitter: float = 0.2,
+) -> Family:
+    """Per-cell rates from SWE-bench Verified (bash-only leaderboard): 500
+    repository issues attempted once by 24 agents' models (a 25th left out:
+    :data:`SWEBENCH_BROKEN`), smoothed over the 8 nearest issues of the same
+    repository (repositories of 8 issues or fewer pooled); sub-pools and
+    prompts by :func:`_real_pool`. Rates in the middle (models resolve 9-74%),
+    13% of issues no model resolves, few prompts (500 resampled to N). Added 7
+    Dec (session 46) as a family none of the estimators was developed on; needs
+    ``../shared/data`` (CC BY-NC: read at run time, never shipped)."""
+    return _real_pool(rng, logit(real_rates("swebench", neighbours)), L, jitter)
 
 
 def pgm_own(
@@ -762,6 +846,8 @@ WORLDS: dict[str, Callable[..., World]] = {
     "model_families": model_families,
     "mixed_decoding": mixed_decoding,
     "mmlu_pro": mmlu_pro,
+    "bfcl": bfcl,
+    "swebench": swebench,
     "pgm_own": pgm_own,
 }
 """Family name -> ``fn(N, L, G, seed, **kw) -> World``; deterministic by seed."""
