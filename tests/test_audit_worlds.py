@@ -55,7 +55,8 @@ def test_checks_flag_a_misspecified_world_and_pass_a_well_specified_one():
 def test_quoted_number_is_debiased_oracle_with_the_audit():
     res = _unlabelled(800, 5, 8, seed=3)
     a = cf.audit(res, n_sims=4, seed=2)
-    assert set(a.world_weights) <= {"latent", "classes", "resampled", "posterior", "means"}
+    known = {"latent", "classes", "resampled", "posterior", "means"}
+    assert set(a.world_weights) <= known
     cols = {"check", "world", "statistic", "data", "sim_mean", "sim_sd", "passed"}
     assert cols <= set(a.checks.columns)
     d = cf.debiased_oracle(res, a.recommended, audit=a)

@@ -79,3 +79,68 @@ def test_audit_simulates_the_posterior_world_and_checks_it():
     assert set(a.checks.world) == {"latent", "posterior"}
     row = a.world_table.loc[("posterior", "pgm")]
     assert np.isfinite(row["bias"]) and row["rmse"] >= abs(row["bias"])
+
+
+def test_means_world_rates_are_the_fits_posterior_means():
+    # the means world's prompts are data prompts, each with its posterior cell
+    # means under the fit (the same numbers posterior_max gives on all prompts),
+    # its draws per cell and its label
+    from capfront.debias.classes import fit_pgm, posterior_max
+    from capfront.debias.posterior_world import means_sampler, posterior_means
+
+    S, G = counts(cf.simulate(600, 5, 8, n_topics=3, seed=4), "test")
+    for k in (1, 3):
+        f = fit_pgm(S, G, None, latent_classes=k, family="logitnormal")
+        full = posterior_max(dataclasses.replace(f), cell_means=True)[2]
+        rows = np.array([5, 0, 599, 5, 17])
+        np.testing.assert_allclose(posterior_means(f, rows), full[rows], atol=1e-12)
+        p, label, Gp = means_sampler(f, G, rows)(50, np.random.default_rng(0))
+        assert p.shape == Gp.shape == (50, 5) and (label == 0).all()
+        # every drawn prompt is one of the rows' posterior-mean vectors
+        dist = np.abs(p[:, None, :] - full[rows][None]).max(axis=2)
+        assert (dist.min(axis=1) < 1e-12).all()
+
+
+def _wide_then_flat(N: int, L: int, G: int, seed: int):
+    """Prompts whose cells vary widely (logit SD 1.8) and, for 30% of them, hard
+    prompts where every model sits at 0.04-0.06: a cell effect wider than the
+    hard prompts' cells vary."""
+    from scipy.special import expit
+
+    r = np.random.default_rng(seed)
+    b, d = r.normal(0.5, 0.7, L), r.normal(-0.5, 1.5, N)
+    p = expit(b[None] - d[:, None] + r.normal(0, 1.8, (N, L)))
+    hard = r.random(N) < 0.3
+    p[hard] = 0.04 + 0.02 * r.random((hard.sum(), L))
+    return cf.EvalResults.from_counts(r.binomial(G, p), G), float(p.max(1).mean())
+
+
+def test_means_world_measures_the_bias_the_posterior_world_borrows_away():
+    # pgm's fitted cell effect is too wide for the hard prompts, so its
+    # posterior maximum is high there; the posterior world draws its cells with
+    # that same width and measures almost nothing, the means world reproduces
+    # the data's checks and measures most of the real error, and the audit
+    # quotes another method
+    res, truth = _wide_then_flat(800, 8, 8, seed=1)
+    kw = dict(n_sims=6, seed=1, methods=("naive", "jackknife", "pgm"))
+    a = cf.audit(res, worlds=("posterior", "means"), **kw)
+    err = a.data_estimates["value"]["pgm"] - truth
+    assert err > 0.008
+    assert a.world_weights == {"posterior": 1.0, "means": 1.0}
+    assert abs(a.world_table.loc[("posterior", "pgm"), "bias"]) < 0.3 * err
+    assert a.world_table.loc[("means", "pgm"), "bias"] > 0.5 * err
+    assert a.recommended != "pgm"
+    lo, hi = a.quoted["ci"]
+    assert lo <= truth <= hi
+
+
+def test_means_world_fails_the_checks_on_the_models_own_data():
+    # data from pgm's own model: the posterior means are too alike (their
+    # naive oracle's curve is off the data's) and the checks leave them out
+    res = cf.simulate(800, 8, 8, seed=3, cell_sd=0.8, as_counts=True)
+    a = cf.audit(
+        res, n_sims=6, seed=1, worlds=("posterior", "means"), methods=("naive", "pgm")
+    )
+    assert a.world_weights == {"posterior": 1.0, "means": 0.0}
+    bad = a.checks[(a.checks.world == "means") & ~a.checks.passed]
+    assert len(bad) >= 1
