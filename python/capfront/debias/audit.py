@@ -163,6 +163,8 @@ WORLDS = (
 DEFAULT_WORLDS = ("latent", "classes", "posterior", "means")
 # the worlds whose prompts are the data's own (resampled with their draws)
 OWN_PROMPT_WORLDS = ("posterior", "means")
+# the means world's random stream key (the others': 1000 + their index)
+MEANS_STREAM = 1999
 # posterior mass below which a difficulty grid point is skipped in the simulated
 # pgm refits' posterior maximum (the estimate moves by ~1e-7; ~20% less work)
 AUDIT_MIN_RESP = 1e-4
@@ -360,8 +362,8 @@ def audit(
         :func:`capfront.debias.classes.fit_pgm`); the refits keep the number
         chosen on the data.
     worlds : which of ``WORLDS`` to simulate (default ``DEFAULT_WORLDS``:
-        ``latent``, ``posterior`` and, when AIC picks more than one class,
-        ``classes``; ``correlated``, ``correlated_lowrank`` and ``resampled``
+        ``latent``, ``posterior``, ``means`` and, when AIC picks more than one
+        class, ``classes``; ``correlated``, ``correlated_lowrank`` and ``resampled``
         when named; ``correlated_lowrank`` only when the correlated fit's
         spectrum has a gap).
     sim_prompts : prompts per simulated data set (default ``min(N, 2000)``; the
@@ -639,7 +641,11 @@ def audit(
             pop_tasks[w] = pop_latent
             streams[w] = ss[1 : n + 1]
         else:
-            ss = np.random.SeedSequence([int(seed), 1000 + wi]).spawn(n + 1)
+            # (the means world's stream is its own: the other worlds keep the
+            # streams they had before it was added, so an audit whose means
+            # world fails its checks is the audit without it, bit for bit)
+            key = MEANS_STREAM if w == "means" else 1000 + wi
+            ss = np.random.SeedSequence([int(seed), key]).spawn(n + 1)
 
             def pop_world(w=w, s0=ss[0]):
                 r0 = np.random.default_rng(s0)
@@ -650,7 +656,10 @@ def audit(
             streams[w] = ss[1:]
         return [(w, i) for i in range(n)]
 
-    jobs = [j for wi, w in enumerate(names_w) for j in world_jobs(wi, w)]
+    others = [w for w in names_w if w != "means"]
+    jobs = [
+        j for w in names_w for j in world_jobs(others.index(w) if w in others else 0, w)
+    ]
 
     curve_methods = [m for m in methods if m in ("jackknife", "extrapolation")]
     sizes = np.unique(
@@ -808,7 +817,7 @@ def audit(
                 else:
                     continue
                 init_world(w)
-                new = world_jobs(len(names_w), w)
+                new = world_jobs(len([v for v in names_w if v != "means"]), w)
                 names_w.append(w)
                 pop_futs[w] = pool.submit(pop_tasks[w])
                 sim_futs += [pool.submit(simulate, job) for job in new]
