@@ -33,6 +33,7 @@ def main(names: list[str], cold: bool = False) -> None:
         print(
             f"{name}: K = {a.latent_classes}, family {a.family}, bounds {a.bounds}, "
             f"quoted {a.recommended}, trusted {a.trusted}, "
+            f"passing {'/'.join(w for w, v in a.world_weights.items() if v > 0)}, "
             f"wall {wall:.1f} s, CPU {cpu:.1f} s, load {os.getloadavg()[0]:.2f}",
             flush=True,
         )
