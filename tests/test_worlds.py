@@ -10,16 +10,14 @@ import pytest
 from scipy.special import logit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "scripts"))
-from worlds import REAL_DATA, WORLDS, World, available, world  # noqa: E402
+from worlds import WORLDS, World, available, data_file, world  # noqa: E402
 
 N, L, G = 300, 5, 8
 
 
 def _need(family: str) -> None:
     if not available(family):
-        base = family.split("_")[0] if family not in REAL_DATA else family
-        path = REAL_DATA.get(base, REAL_DATA.get(family))
-        pytest.skip(f"the {family} family reads {path} (../shared absent)")
+        pytest.skip(f"the {family} family reads {data_file(family)} (../shared absent)")
 
 
 @pytest.mark.parametrize("family", sorted(WORLDS))

@@ -627,11 +627,17 @@ _REAL_RATES: dict[tuple[str, int, float], np.ndarray] = {}
 LOGIT_CAP = 7.0
 
 
+def data_file(family: str) -> Path | None:
+    """The file a family (or stress variant) reads, ``None`` for the simulated
+    ones (:data:`REAL_DATA`)."""
+    return REAL_DATA.get(VARIANTS[family][0] if family in VARIANTS else family)
+
+
 def available(family: str) -> bool:
     """Whether a family's data are here (the real-data families of
     :data:`REAL_DATA` need ``../shared/data``)."""
-    base = VARIANTS[family][0] if family in VARIANTS else family
-    return base not in REAL_DATA or REAL_DATA[base].is_file()
+    path = data_file(family)
+    return path is None or path.is_file()
 
 
 def smoothed_rates(

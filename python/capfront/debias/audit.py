@@ -621,9 +621,18 @@ def audit(
     pop_tasks = {}
     other = np.zeros(n, bool)
 
-    def world_jobs(wi: int, w: str) -> list[tuple[str, int]]:
-        """Set up world ``w`` (index ``wi``: its random streams) and return its
-        simulation jobs."""
+    def stream_key(w: str) -> int:
+        # 1000 + the world's place among the others in ``names_w``; the means
+        # world's key is its own, so the others keep the streams they had
+        # before it was added (an audit whose means world fails its checks is
+        # the audit without it, bit for bit)
+        if w == "means":
+            return MEANS_STREAM
+        return 1000 + [v for v in names_w if v != "means"].index(w)
+
+    def world_jobs(w: str) -> list[tuple[str, int]]:
+        """Set up world ``w`` (in ``names_w``; its random streams) and return
+        its simulation jobs."""
         nonlocal other
         if w == "latent":
             ss = np.random.SeedSequence(int(seed)).spawn(n + 2)
@@ -641,11 +650,7 @@ def audit(
             pop_tasks[w] = pop_latent
             streams[w] = ss[1 : n + 1]
         else:
-            # (the means world's stream is its own: the other worlds keep the
-            # streams they had before it was added, so an audit whose means
-            # world fails its checks is the audit without it, bit for bit)
-            key = MEANS_STREAM if w == "means" else 1000 + wi
-            ss = np.random.SeedSequence([int(seed), key]).spawn(n + 1)
+            ss = np.random.SeedSequence([int(seed), stream_key(w)]).spawn(n + 1)
 
             def pop_world(w=w, s0=ss[0]):
                 r0 = np.random.default_rng(s0)
@@ -656,10 +661,7 @@ def audit(
             streams[w] = ss[1:]
         return [(w, i) for i in range(n)]
 
-    others = [w for w in names_w if w != "means"]
-    jobs = [
-        j for w in names_w for j in world_jobs(others.index(w) if w in others else 0, w)
-    ]
+    jobs = [j for w in names_w for j in world_jobs(w)]
 
     curve_methods = [m for m in methods if m in ("jackknife", "extrapolation")]
     sizes = np.unique(
@@ -817,8 +819,8 @@ def audit(
                 else:
                     continue
                 init_world(w)
-                new = world_jobs(len([v for v in names_w if v != "means"]), w)
                 names_w.append(w)
+                new = world_jobs(w)
                 pop_futs[w] = pool.submit(pop_tasks[w])
                 sim_futs += [pool.submit(simulate, job) for job in new]
         for fut in sim_futs:

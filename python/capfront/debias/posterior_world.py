@@ -287,18 +287,8 @@ def means_sampler(
     with its posterior cell means under the fit as its true rates
     (:func:`posterior_means`).
 
-    The posterior draws of the ``posterior`` world spread each cell as widely as
-    the fitted cell effect allows; the means do not spread it at all: the two
-    worlds sit on either side of a truth whose cells vary less than the fit
-    believes (the posterior means are shrunk towards each prompt's pattern).
-    When the fit is right the means are too alike: their maximum is lower, and
-    the naive oracle's decay steeper, than the data's, and the checks leave the
-    world out; when the fit's cell effect is too wide for the data (real
-    rates of single answers smoothed over similar questions, the robustness
-    battery's ``bfcl``: ``pgm`` +1.2 to +1.5 points) the means reproduce the
-    data's subsample curve, their oracle is within a few hundredths of a
-    point of the truth, and ``pgm`` refitted to their data sets is high by
-    about as much as on the data."""
+    The other side of the ``posterior`` world: why it is simulated and what it
+    measured is in :mod:`capfront.debias.audit` (``means``)."""
     rows = np.asarray(rows, dtype=np.int64)
     pm = np.nan_to_num(posterior_means(fit, rows, backend), nan=0.0)
     G_r = np.asarray(G[rows], dtype=np.int64)
