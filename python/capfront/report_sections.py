@@ -192,9 +192,10 @@ def _known_words(deb: Mapping[str, Any]) -> str:
     known = det.get("known_models")
     if not (isinstance(known, list) and known):
         return ""
+    from .debias.known import all_or_nothing_words  # (the report imports no fits)
+
     return (
-        f"{len(known)} model(s) answered all or nothing on every prompt "
-        f"({', '.join(map(str, known))}: greedy decoding?), so their rates are taken "
+        all_or_nothing_words(known) + ", so their rates are taken "
         f"as known; they solved {pct(det.get('solved_by_known', 0.0))} of the "
         "prompts, and the estimate is of the other models on the rest "
         "(docs/debiasing.md)"

@@ -129,6 +129,7 @@ from .extrapolation import (
     jackknife_decomposition,
 )
 from .known import (
+    all_or_nothing_words,
     declared_known,
     exact_decomposition,
     known_degenerate,
@@ -1189,8 +1190,7 @@ def _lift_audit(inner: AuditResult, split, known: list[str], t0: float) -> Audit
     out.solved_by_known = s1
     n_rest = len(split.rest_prompts)
     out.note = (
-        f"{len(known)} model(s) answered all or nothing on every prompt "
-        f"({', '.join(known)}: greedy decoding?), so their rates are known; they "
+        all_or_nothing_words(known) + ", so their rates are known; they "
         f"solved {s1:.1%} of the prompts, where the oracle is 1. The audit below is "
         f"of the other {len(split.rest_models)} model(s) on the {n_rest} prompts "
         f"none of them solved, its numbers mapped back to all prompts. " + inner.note

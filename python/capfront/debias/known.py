@@ -161,6 +161,20 @@ def known_degenerate(split: KnownSplit) -> bool:
     return len(split.rest_models) == 0 or len(split.rest_prompts) < MIN_REST_PROMPTS
 
 
+def all_or_nothing_words(known) -> str:
+    """How the report, the audit's note and the decomposition's note open on
+    the known models: ``"N model(s) answered all or nothing on every prompt"``,
+    with their names and the likely cause when ``known`` is a list of names
+    (an int: the count alone)."""
+    if isinstance(known, (int, np.integer)):
+        return f"{int(known)} model(s) answered all or nothing on every prompt"
+    names = [str(m) for m in known]
+    return (
+        f"{len(names)} model(s) answered all or nothing on every prompt "
+        f"({', '.join(names)}: greedy decoding?)"
+    )
+
+
 def exact_decomposition(split: KnownSplit, S: np.ndarray, G: np.ndarray):
     """The naive oracle's decomposition where :func:`known_degenerate`: exact
     when every model is known; else its bias is at most the share of the
@@ -173,8 +187,8 @@ def exact_decomposition(split: KnownSplit, S: np.ndarray, G: np.ndarray):
     exact = len(split.rest_models) == 0
     bound = 0.0 if exact else rest / max(n, 1)
     note = (
-        f"{int(split.known.sum())} model(s) answered all or nothing on every "
-        "prompt, so their rates are known, and "
+        all_or_nothing_words(int(split.known.sum()))
+        + ", so their rates are known, and "
         + (
             "no other model is left: the naive oracle is exact"
             if exact
