@@ -345,3 +345,45 @@ def test_models_are_refitted_only_in_worlds_that_pass_the_checks():
                 assert np.isnan(a.world_table.loc[(w, "pgm"), "bias"])
         # the table's pgm row is made of the refitted worlds only
         assert a.table.loc["pgm", "worst_world"] in passing
+
+
+def _one_class_audit(spec: float, seed: int):
+    """The one-class world alone on 2,400 unlabelled-topic prompts (weak
+    specialisation ``spec``), simulated data sets of 300 prompts."""
+    S, _, _ = _topics(2400, 6, 8, seed, K=4, spec=spec)
+    res = cf.EvalResults.from_counts(S, 8)
+    kw = dict(n_sims=8, seed=3, methods=("naive",), sim_prompts=300)
+    kw.update(worlds=("latent",), latent_classes=1, sensitivity=False)
+    return S, cf.audit(res, **kw)
+
+
+@pytest.mark.parametrize(
+    "spec, seed, tier",
+    [(0.3, 2, "data"), (0.3, 1, "simulations"), (0.8, 1, "none")],
+)
+def test_checks_judge_worlds_at_the_simulations_size_where_none_pass_at_n(
+    spec, seed, tier
+):
+    """With more prompts than a simulated data set, a world is judged at the
+    data's N (its check's spread the simulations' times sqrt(N_sim / N)); where
+    none passes there, at the simulations' own size (``checks_at``), where it
+    measures the errors; where none passes either, the bracket."""
+    from capfront.debias.bias_correction import naive_rows
+
+    S, a = _one_class_audit(spec, seed)
+    # the naive oracle's SD over 300 prompts (the curve_G check's statistic)
+    expect = naive_rows(S, np.full_like(S, 8)).std() / np.sqrt(300)
+    row = a.checks.set_index("check").loc["curve_G"]
+    scale = np.sqrt(300 / 2400) if tier != "simulations" else 1.0
+    # eight simulations: their SD within a factor 1.6 of the expected one
+    assert 0.6 * expect * scale < row["sim_sd"] < 1.6 * expect * scale
+    spread = row["sim_sd"] * np.sqrt(1 + 1 / 8)
+    assert row["z"] == pytest.approx((row["data"] - row["sim_mean"]) / spread)
+    assert a.trusted == (tier != "none")
+    assert a.checks_at == ("simulations" if tier == "simulations" else "data")
+    judged = "judged at 300 prompts"
+    assert (judged in a.quoted["how"]) == (tier == "simulations")
+    assert ("judged at 300 prompts" in a.note) == (tier == "simulations")
+    if tier == "none":  # the eig_share check fails at either size
+        assert abs(a.checks.set_index("check").loc["eig_share", "z"]) > 3 / scale
+        assert "cross-fit" in a.quoted["how"]

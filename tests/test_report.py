@@ -715,3 +715,13 @@ def test_report_names_the_models_taken_as_known():
     assert "greedy: greedy decoding?" in rendered(rep)
     assert "answered all or nothing" in deb["audit"]["note"]
     assert deb["audit"]["known_models"] == ["greedy"]
+
+
+def test_trust_notes_say_when_worlds_were_judged_at_the_simulations_size():
+    from capfront.report_sections import _trust_notes
+
+    audit = {"trusted": True, "checks_at": "simulations", "sim_prompts": 2000}
+    words = " ".join(_trust_notes({"audit": audit}))
+    assert "judged at 2,000 prompts, the size of the simulated data sets" in words
+    audit["checks_at"] = "data"
+    assert "simulated data set" not in " ".join(_trust_notes({"audit": audit}))

@@ -421,6 +421,9 @@ def _run_audit(
         "trusted": jsonable(audit.trusted),
         # every passing world is the quoted model's own (AuditResult.self_audited)
         "self_audited": jsonable(audit.self_audited),
+        # the size the worlds were judged at (AuditResult.checks_at)
+        "checks_at": str(audit.checks_at),
+        "sim_prompts": jsonable(audit.sim_prompts),
         "bracket": jsonable(audit.bracket),
         "checks": jsonable(audit.checks),
         # the correlated logit-normal against pgm (AIC; whether it was scored)

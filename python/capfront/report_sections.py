@@ -229,6 +229,13 @@ def _trust_notes(deb: Mapping[str, Any]) -> list[str]:
             "the audit's checks did not all pass (see the audit below): read the "
             "estimate as a rough guide and rely on the bracket"
         )
+    if trusted is True and audit.get("checks_at") == "simulations":
+        notes.append(
+            "with this many prompts no simulated world matched the data's checks "
+            f"exactly, so the worlds were judged at {audit.get('sim_prompts', 0):,} "
+            "prompts, the size of the simulated data sets on which they measure the "
+            'errors (docs/debiasing.md, "The checks at the simulations\' size")'
+        )
     if isinstance(bracket, (list, tuple)) and len(bracket) == 2 and None not in bracket:
         lo, hi = sorted(float(b) for b in bracket)
         notes.append(

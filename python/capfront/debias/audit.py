@@ -368,7 +368,10 @@ def audit(
         when named; ``correlated_lowrank`` only when the correlated fit's
         spectrum has a gap).
     sim_prompts : prompts per simulated data set (default ``min(N, 2000)``; the
-        errors' spread around their mean is rescaled to ``N``).
+        errors' spread around their mean is rescaled to ``N``). The checks judge
+        a world at the data's ``N``; where none passes there (more prompts than
+        ``sim_prompts``), at ``sim_prompts`` (``AuditResult.checks_at``,
+        :mod:`capfront.debias.checks`).
     correct : quote ``estimate - mean bias over the passing worlds``.
     sensitivity : refit ``pgm`` with twice the latent classes and with each
         other cell-effect family (:func:`model_sensitivity`); the largest change
@@ -830,6 +833,15 @@ def audit(
         # to: a world that fails them gets weight 0, so its refits would only
         # fill the world table
         weights, check_rows = _weights(names_w, data_stats, sim_stats, shrink, N, n)
+        checks_at = "data"
+        if not any(weights.values()) and n_sim_p < N:
+            # none passes at the data's N: judged again at the simulated data
+            # sets' size, where the worlds measure the errors (checks.py)
+            w_sim, rows_sim_size = _weights(
+                names_w, data_stats, sim_stats, 1.0, n_sim_p, n
+            )
+            if any(w_sim.values()):
+                weights, check_rows, checks_at = w_sim, rows_sim_size, "simulations"
         # when none passes, the world nearest to passing (smallest largest
         # |z|) stands in: the untrusted audit quotes the bracket, around the
         # estimate of the method that world scores best
@@ -1004,6 +1016,8 @@ def audit(
         bounds=tuple(float(x) for x in getattr(pfit, "bounds", (0.0, 1.0))),
         sensitivity=sens,
         correlated=corr_info,
+        checks_at=checks_at,
+        sim_prompts=n_sim_p,
     )
     out.note = _note(out, passing)
     out.quoted = quote(out)
@@ -1265,6 +1279,12 @@ def _note(a: AuditResult, passing: list[str]) -> str:
         )
     if failed:
         s += f"; failed the data checks: {', '.join(failed)}"
+    if a.checks_at == "simulations":
+        s += (
+            "; no world reproduced the data's checks at its own number of prompts, "
+            f"so they were judged at {a.sim_prompts:,} prompts, the size of the "
+            "simulated data sets on which they measure the errors"
+        )
     if not a.trusted:
         s += (
             "; no world reproduced the data's checks: the audit is not trusted "

@@ -58,6 +58,10 @@ class AuditResult(ResultProtocol):
         ``z`` and ``passed``.
     world_weights : world -> 1.0 (passed every check) or 0.0.
     trusted : some world passed.
+    checks_at : ``"data"``: the worlds were judged at the data's ``N``;
+        ``"simulations"``: none passed there, and they were judged at
+        ``sim_prompts``, the size of the simulated data sets on which they
+        measure the errors (:mod:`capfront.debias.checks`).
     recommended : the method with the smallest worst-case RMSE (never ``naive``).
     corrected : whether the quoted value subtracts the audit's measured bias.
     bracket : ``(crossfit, naive)`` estimates on the data.
@@ -101,6 +105,11 @@ class AuditResult(ResultProtocol):
     # is of the other models on the prompts none of these solved, mapped back
     known_models: tuple[str, ...] = ()
     solved_by_known: float = 0.0
+    # the size the checks judged the worlds at: "data" (the data's N) or, where
+    # no world passed there, "simulations" (sim_prompts, a simulated data
+    # set's prompts: capfront.debias.checks)
+    checks_at: str = "data"
+    sim_prompts: int = 0
 
     @property
     def value(self) -> float:
@@ -330,7 +339,7 @@ def explain(
     passing = [w for w, v in a.world_weights.items() if v > 0]
     where = (
         f"across the {len(passing)} simulated world(s) that reproduced the data's "
-        f"checks ({', '.join(passing)})"
+        f"checks ({', '.join(passing)}{_at_size(a)})"
         if a.n_sims
         else "(no worlds simulated: the naive oracle's bias bound)"
     )
@@ -369,6 +378,16 @@ def explain(
         f"for it {where}, {100 * float(row['sd']):.2f} points; plus {_times()} the "
         f"larger of its largest bias there, "
         f"{100 * float(row['max_abs_bias']):.2f} points" + spread
+    )
+
+
+def _at_size(a: AuditResult) -> str:
+    """Words for checks judged at the simulations' size ("" at the data's)."""
+    if a.checks_at != "simulations":
+        return ""
+    return (
+        f"; judged at {a.sim_prompts:,} prompts, the size of a simulated data set: "
+        "at the data's own number of prompts none did"
     )
 
 
