@@ -383,7 +383,7 @@ def test_checks_judge_worlds_at_the_simulations_size_where_none_pass_at_n(
     assert a.checks_at == ("simulations" if tier == "simulations" else "data")
     judged = "judged at 300 prompts"
     assert (judged in a.quoted["how"]) == (tier == "simulations")
-    assert ("judged at 300 prompts" in a.note) == (tier == "simulations")
+    assert (judged in a.note) == (tier == "simulations")
     if tier == "none":  # the eig_share check fails at either size
         assert abs(a.checks.set_index("check").loc["eig_share", "z"]) > 3 / scale
         assert "cross-fit" in a.quoted["how"]

@@ -229,12 +229,14 @@ def _trust_notes(deb: Mapping[str, Any]) -> list[str]:
             "the audit's checks did not all pass (see the audit below): read the "
             "estimate as a rough guide and rely on the bracket"
         )
-    if trusted is True and audit.get("checks_at") == "simulations":
+    if audit.get("checks_at") == "simulations":  # (set only where a world passed)
+        from .debias.audit_result import judged_at_words
+
+        judged = judged_at_words(audit.get("sim_prompts", 0))
         notes.append(
             "with this many prompts no simulated world matched the data's checks "
-            f"exactly, so the worlds were judged at {audit.get('sim_prompts', 0):,} "
-            "prompts, the size of the simulated data sets on which they measure the "
-            'errors (docs/debiasing.md, "The checks at the simulations\' size")'
+            f'exactly, so the worlds were {judged} (docs/debiasing.md, "The '
+            "checks at the simulations' size\")"
         )
     if isinstance(bracket, (list, tuple)) and len(bracket) == 2 and None not in bracket:
         lo, hi = sorted(float(b) for b in bracket)

@@ -116,6 +116,7 @@ from ._input import check_counts, counts, even_rows, min_draws, topic_codes
 from .audit_result import (
     BIAS_FACTOR,
     AuditResult,
+    judged_at_words,
     method_spread,
     passing_worlds,
     quote,
@@ -1282,8 +1283,7 @@ def _note(a: AuditResult, passing: list[str]) -> str:
     if a.checks_at == "simulations":
         s += (
             "; no world reproduced the data's checks at its own number of prompts, "
-            f"so they were judged at {a.sim_prompts:,} prompts, the size of the "
-            "simulated data sets on which they measure the errors"
+            f"so they were {judged_at_words(a.sim_prompts)}"
         )
     if not a.trusted:
         s += (

@@ -381,13 +381,22 @@ def explain(
     )
 
 
+def judged_at_words(sim_prompts: int) -> str:
+    """How the interval's ``how``, the audit's note and the report say that the
+    worlds were judged at the simulations' size (``checks_at``)."""
+    return (
+        f"judged at {int(sim_prompts):,} prompts, the size of the simulated data "
+        "sets on which they measure the errors"
+    )
+
+
 def _at_size(a: AuditResult) -> str:
     """Words for checks judged at the simulations' size ("" at the data's)."""
     if a.checks_at != "simulations":
         return ""
     return (
-        f"; judged at {a.sim_prompts:,} prompts, the size of a simulated data set: "
-        "at the data's own number of prompts none did"
+        f"; {judged_at_words(a.sim_prompts)}: at the data's own number of prompts "
+        "none did"
     )
 
 

@@ -24,7 +24,7 @@ simulated data sets may have fewer prompts ``N_sim`` than the data's ``N``: the
 statistics are means over prompts, their spread scales as ``N^(-1/2)``); a world
 passes when every ``|z| <= Z_PASS``.
 
-Where no world passes so at a data's ``N`` above ``N_sim``, the audit judges the
+Where no world passes at a data's ``N`` above ``N_sim``, the audit judges the
 worlds again at ``N_sim`` prompts, the size of the simulated data sets on which
 they measure the estimators' errors (``z`` without the factor ``sqrt(N_sim /
 N)``; ``AuditResult.checks_at == "simulations"``), and quotes the bracket only
