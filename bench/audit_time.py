@@ -5,6 +5,9 @@ N = 10,000 prompts, L = 20 models, G = 10 draws, on battery worlds
 
     PYTHONPATH=python python bench/audit_time.py topics pgm_own
     PYTHONPATH=python python bench/audit_time.py --cold lowrank_3 clustered
+    PYTHONPATH=python python bench/audit_time.py --cold --seeds 1,2,3,4,5 lowrank_3
+
+``--seeds``: the worlds' seeds (each also the audit's ``seed``; default 1).
 """
 
 from __future__ import annotations
@@ -22,24 +25,36 @@ from worlds import world  # noqa: E402
 import capfront as cf  # noqa: E402
 
 
-def main(names: list[str], cold: bool = False) -> None:
+def main(names: list[str], cold: bool = False, seeds: tuple[int, ...] = (1,)) -> None:
     for name in names:
-        w = world(name)(10_000, 20, 10, 1, pop=2000)
-        if not cold:
-            cf.audit(w.results, seed=1)  # warm-up: JIT caches, thread pools
-        t0, c0 = time.perf_counter(), time.process_time()
-        a = cf.audit(w.results, seed=1)
-        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-        print(
-            f"{name}: K = {a.latent_classes}, family {a.family}, bounds {a.bounds}, "
-            f"quoted {a.recommended}, trusted {a.trusted}, "
-            f"passing {'/'.join(w for w, v in a.world_weights.items() if v > 0)}, "
-            f"wall {wall:.1f} s, CPU {cpu:.1f} s, load {os.getloadavg()[0]:.2f}",
-            flush=True,
-        )
+        for seed in seeds:
+            one(name, seed, cold)
+
+
+def one(name: str, seed: int, cold: bool) -> None:
+    """Time one audit of world ``name`` with ``seed``."""
+    w = world(name)(10_000, 20, 10, seed, pop=2000)
+    if not cold:
+        cf.audit(w.results, seed=seed)  # warm-up: JIT caches, thread pools
+    t0, c0 = time.perf_counter(), time.process_time()
+    a = cf.audit(w.results, seed=seed)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(
+        f"{name} (seed {seed}): K = {a.latent_classes}, family {a.family}, "
+        f"bounds {a.bounds}, "
+        f"quoted {a.recommended}, trusted {a.trusted}, "
+        f"passing {'/'.join(w for w, v in a.world_weights.items() if v > 0)}, "
+        f"wall {wall:.1f} s, CPU {cpu:.1f} s, load {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
     cold = "--cold" in args
-    main([a for a in args if a != "--cold"] or ["topics", "pgm_own"], cold)
+    seeds = (1,)
+    if "--seeds" in args:
+        i = args.index("--seeds")
+        seeds = tuple(int(s) for s in args[i + 1].split(","))
+        del args[i : i + 2]
+    main([a for a in args if a != "--cold"] or ["topics", "pgm_own"], cold, seeds)

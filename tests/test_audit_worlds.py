@@ -3,6 +3,7 @@ and interval."""
 
 from __future__ import annotations
 
+import importlib
 import json
 
 import numpy as np
@@ -323,6 +324,32 @@ def test_auto_adds_the_lowrank_world_on_low_rank_logits():
     none = _named_audit(res2, ("latent", "correlated_lowrank"), ("naive",))
     assert none.correlated["gap_rank"] == 0  # (7.1, 2.0, 0.44, 0.23)
     assert set(none.world_weights) == {"latent"}
+
+
+def test_correlated_refits_split_over_the_passing_worlds(monkeypatch):
+    """By default the correlated model is refitted to ``CORRELATED_SIMS`` data
+    sets split evenly over the passing worlds, at least ``CORRELATED_MIN_SIMS``
+    in each (at most ``n_sims``); ``correlated_sims`` sets the number per world."""
+    from capfront.debias.audit import correlated_refits
+
+    # (the module: capfront.debias.audit the attribute is the function)
+    audit_mod = importlib.import_module("capfront.debias.audit")
+
+    assert [correlated_refits(k) for k in (1, 2, 3, 4)] == [10, 5, 5, 5]
+    assert correlated_refits(0) == 10
+    monkeypatch.setattr(audit_mod, "CORRELATED_SIMS", 6)
+    monkeypatch.setattr(audit_mod, "CORRELATED_MIN_SIMS", 2)
+    assert [correlated_refits(k) for k in (1, 2, 3, 4)] == [6, 3, 2, 2]
+    S, G = _low_rank_counts(6)
+    res = cf.EvalResults.from_counts(S, G)
+    a = cf.audit(res, n_sims=4, seed=0)
+    assert a.correlated["scored"]
+    passing = [w for w, v in a.world_weights.items() if v > 0]
+    wt = a.world_table["n_sims"]
+    for w in a.world_weights:
+        want = min(4, correlated_refits(len(passing))) if w in passing else 0
+        assert wt[(w, "correlated")] == want, (w, passing)
+        assert wt[(w, "pgm")] == (4 if w in passing else 0)
 
 
 def test_models_are_refitted_only_in_worlds_that_pass_the_checks():

@@ -189,12 +189,26 @@ DEFAULT_SIMS = 20
 # the models refitted to simulated data sets (only those of the worlds that pass
 # the checks); the other methods are scored on every simulated data set
 REFITTED = ("pgm", "correlated")
-# simulated data sets per passing world the correlated model is refitted to (from
-# scratch: 1-3 s each at 2,000 prompts)
+# simulated data sets the correlated model is refitted to (from scratch: 1-3 s
+# each at 2,000 prompts), split evenly over the passing worlds, at least
+# CORRELATED_MIN_SIMS in each: where both of its own worlds pass (the fit and
+# the fit without its small eigenvalues, nearly the same world) 5 + 5, not
+# 10 + 10, which took the audit of a rank-3 pool (lowrank_3, N = 10,000, L = 20,
+# G = 10) to 31-36 s on 2 cores (docs/debiasing.md)
 CORRELATED_SIMS = 10
+CORRELATED_MIN_SIMS = 5
 # the worlds of the correlated model: its fit and its fit without the small
 # eigenvalues (either passing the checks lets "auto" score the model)
 CORRELATED_WORLDS = ("correlated", "correlated_lowrank")
+
+
+def correlated_refits(n_passing: int) -> int:
+    """Simulated data sets of each passing world the correlated model is
+    refitted to by default: ``CORRELATED_SIMS`` split evenly over the
+    ``n_passing`` worlds, ``ceil(CORRELATED_SIMS / n_passing)``, and at least
+    ``CORRELATED_MIN_SIMS``."""
+    share = -(-CORRELATED_SIMS // max(1, int(n_passing)))
+    return max(CORRELATED_MIN_SIMS, share)
 
 
 def _cols(rows: np.ndarray, sizes: np.ndarray, want) -> np.ndarray:
@@ -389,7 +403,9 @@ def audit(
         comparison and ``gap_rank`` (0: no gap).
     correlated_sims : simulated data sets per passing world on which the
         correlated model is refitted (from scratch, ~1-3 s each at 2,000 prompts;
-        default ``min(n_sims, CORRELATED_SIMS)``).
+        default: ``CORRELATED_SIMS = 10`` split over the passing worlds, at least
+        ``CORRELATED_MIN_SIMS = 5`` in each, and at most ``n_sims``:
+        :func:`correlated_refits`).
     known_models : names of models whose rates are known from their counts
         (e.g. greedy runs, one draw each): as in
         :func:`capfront.debiased_oracle`; models that answer all or nothing in
@@ -873,7 +889,10 @@ def audit(
                 else None
             )
         n_corr = min(
-            n, CORRELATED_SIMS if correlated_sims is None else int(correlated_sims)
+            n,
+            correlated_refits(len(passing))
+            if correlated_sims is None
+            else int(correlated_sims),
         )
         refits = [(w, i, "pgm") for w in passing for i in range(n)] * (
             "pgm" in methods
