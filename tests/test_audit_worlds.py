@@ -316,6 +316,11 @@ def test_auto_adds_the_lowrank_world_on_low_rank_logits():
     assert {"correlated", "correlated_lowrank"} <= set(a.world_weights)
     wt = a.world_table["n_sims"]
     assert wt[("correlated_lowrank", "naive")] == 4
+    # correlated_sims: that many refits in each passing world (the default
+    # split would give min(n_sims, 5) = 4 each)
+    passing = [w for w, v in a.world_weights.items() if v > 0]
+    assert len(passing) >= 2
+    assert all(wt[(w, "correlated")] == 2 for w in passing)
     named = _named_audit(res, ("latent", "correlated_lowrank"), ("naive", "correlated"))
     assert set(named.world_weights) == {"latent", "correlated_lowrank"}
     # no gap (a full covariance): the named world is left out
@@ -329,7 +334,8 @@ def test_auto_adds_the_lowrank_world_on_low_rank_logits():
 def test_correlated_refits_split_over_the_passing_worlds(monkeypatch):
     """By default the correlated model is refitted to ``CORRELATED_SIMS`` data
     sets split evenly over the passing worlds, at least ``CORRELATED_MIN_SIMS``
-    in each (at most ``n_sims``); ``correlated_sims`` sets the number per world."""
+    in each (at most ``n_sims``); ``correlated_sims`` sets the number per world
+    (test_auto_adds_the_lowrank_world_on_low_rank_logits)."""
     from capfront.debias.audit import correlated_refits
 
     # (the module: capfront.debias.audit the attribute is the function)
