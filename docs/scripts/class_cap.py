@@ -5,8 +5,9 @@ worlds (the battery's seeds), against the known truth.
     PYTHONPATH=python python docs/scripts/class_cap.py --families bfcl,swebench \\
         --L 12,30 --G 10 --reps 4 --out docs/data/class_cap.csv
 
-One row per data set: the naive bias, each choice's K, error (points), time,
-and the 16-class fit's AIC minus the chosen one's. Rows are appended.
+One row per data set: the naive bias (points), and for each choice (``k8``,
+``k16``) the chosen K, the error (points), the fit's time and its AIC. Rows are
+appended.
 """
 
 from __future__ import annotations
